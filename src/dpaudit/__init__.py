@@ -1,0 +1,53 @@
+"""dpaudit: audit sensitive data and the models trained on it.
+
+Fairness: how strongly a protected attribute depends on an outcome given admissible attributes,
+measured on the data and released with ε-differential privacy (Vologdin, Tao, Gilad, PVLDB 19(9)).
+
+``import dpaudit`` imports no dataframe engine (duckdb, polars, pyspark) and no torch: backends are
+imported when data of their kind arrive.
+"""
+
+from dpaudit._errors import (
+    BudgetError,
+    CriterionError,
+    DataError,
+    DatasetError,
+    DPAuditError,
+    SchemaError,
+)
+from dpaudit.audit import AuditResult, MeasureResult, audit, split_budget
+from dpaudit.counts import CountTable, count_tables
+from dpaudit.criteria import Criterion, parse_criteria
+from dpaudit.measures import MEASURES, Measure, mutual_information, u_mi_tvd
+from dpaudit.privacy import Budget, Release, exact_release, laplace_release
+from dpaudit.schema import Binned, Categorical, Schema
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuditResult",
+    "Binned",
+    "Budget",
+    "BudgetError",
+    "Categorical",
+    "CountTable",
+    "Criterion",
+    "CriterionError",
+    "DataError",
+    "DatasetError",
+    "DPAuditError",
+    "MEASURES",
+    "Measure",
+    "MeasureResult",
+    "Release",
+    "Schema",
+    "SchemaError",
+    "audit",
+    "count_tables",
+    "exact_release",
+    "laplace_release",
+    "mutual_information",
+    "parse_criteria",
+    "split_budget",
+    "u_mi_tvd",
+]

@@ -1,0 +1,85 @@
+"""U_MI^TVD: dependence of P and O given A via total variation (unfairness paper, Alg. 1; spec §2.1).
+
+For one criterion with count tables ``c[a, p, o]`` (block ``a`` holding ``n_a`` rows):
+
+    TVD_a = ½ Σ_{p,o} | c[a,p,o]/n_a − (r[a,p]/n_a)(s[a,o]/n_a) |
+    U     = Σ_a (n_a/n) · 2 · TVD_a²            (empty blocks contribute 0)
+
+Without admissible attributes there is one block and U = 2·TVD(Pr[P,O], Pr[P]⊗Pr[O])². U lies in
+[0, 2), is 0 iff P ⊥ O | A holds in the data, and by Pinsker's inequality U ≤ I(P;O|A) in nats.
+Replace-one sensitivity of the sum over F: 16|F|/n (derivation in docs/privacy.md).
+
+The non-private baseline is the conditional mutual information
+``I(P;O|A) = (1/n) Σ_{a,p,o} c·log(c·n_a / (r·s))`` over cells with c > 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["block_tvd", "u_mi_tvd", "mutual_information", "TVD_SENSITIVITY"]
+
+#: Replace-one sensitivity of U_MI^TVD per criterion, times n (docs/privacy.md, "U_MI^TVD").
+TVD_SENSITIVITY = 16.0
+
+
+def _as_blocks(counts: np.ndarray) -> np.ndarray:
+    table = np.asarray(counts, dtype=np.float64)
+    if table.ndim == 2:
+        table = table[None]
+    if table.ndim != 3:
+        raise ValueError(f"count table must have shape (blocks, P, O) or (P, O), got {table.shape}")
+    return table
+
+
+def block_tvd(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Block sizes ``n_a`` and ``TVD_a`` for every block at once (TVD of an empty block is 0).
+
+    Examples
+    --------
+    >>> n_a, t = block_tvd(np.array([[[2, 0], [0, 2]]]))
+    >>> n_a.tolist(), t.tolist()
+    ([4.0], [0.5])
+    """
+    table = _as_blocks(counts)
+    n_a = table.sum(axis=(1, 2))
+    safe = np.where(n_a > 0, n_a, 1.0)
+    expected = table.sum(axis=2)[:, :, None] * table.sum(axis=1)[:, None, :] / safe[:, None, None]
+    tvd = 0.5 * np.abs(table - expected).sum(axis=(1, 2)) / safe
+    return n_a, tvd
+
+
+def u_mi_tvd(counts: np.ndarray) -> float:
+    """U_MI^TVD of one criterion from its count table ``(blocks, P, O)``.
+
+    Examples
+    --------
+    Flip test of spec §5 at t = 0.5 (N = 100 rows per group): U = t²/2.
+
+    >>> u_mi_tvd(np.array([[75, 25], [25, 75]]))
+    0.125
+    """
+    n_a, tvd = block_tvd(counts)
+    n = n_a.sum()
+    return float((n_a * 2.0 * tvd**2).sum() / n) if n > 0 else 0.0
+
+
+def mutual_information(counts: np.ndarray, *, base: float = np.e) -> float:
+    """Conditional mutual information I(P;O|A) of the empirical distribution (nats by default).
+
+    Examples
+    --------
+    >>> round(mutual_information(np.array([[5, 0], [0, 5]]), base=2), 12)
+    1.0
+    """
+    table = _as_blocks(counts)
+    n = table.sum()
+    if n == 0:
+        return 0.0
+    n_a = table.sum(axis=(1, 2))[:, None, None]
+    r = table.sum(axis=2)[:, :, None]
+    s = table.sum(axis=1)[:, None, :]
+    nz = table > 0
+    ratio = np.ones_like(table)
+    np.divide(table * n_a, r * s, out=ratio, where=nz)
+    return float((table[nz] * np.log(ratio[nz])).sum() / n / np.log(base))

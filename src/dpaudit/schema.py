@@ -1,0 +1,322 @@
+"""Declared attribute domains: the public part of the data.
+
+A differentially private release must not learn its domains from the private data: whether a rare
+value occurs at all is itself private (unfairness spec §1, "Domain"). A :class:`Schema` therefore
+declares, per column, either a finite list of categorical values (:class:`Categorical`) or bin edges
+for a numeric column (:class:`Binned`). Count tables are indexed by these domains, so empty cells of
+the declared domain are present (with count 0) and nothing about the domain depends on the data.
+
+:meth:`Schema.infer` builds a schema from the data for convenience; such a schema is marked
+``data_derived=True`` and every release computed with it says ``"dp": false`` and why.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from dpaudit._errors import SchemaError
+
+__all__ = ["Categorical", "Binned", "Domain", "Schema"]
+
+
+def _is_missing(value: Any) -> bool:
+    """True for None, NaN, pandas.NA/NaT: the values a schema may map to a declared missing category."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    try:  # pandas.NA / NaT and numpy floating NaN without importing pandas
+        return bool(value != value)
+    except (TypeError, ValueError):
+        return type(value).__name__ in {"NAType", "NaTType"}
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """A finite, declared set of values; codes follow the declared order.
+
+    Parameters
+    ----------
+    values : sequence
+        The declared values (strings, integers, booleans). Must be non-empty and unique.
+    missing : value, optional
+        One of ``values`` to which missing entries (None, NaN, pandas NA) are mapped. Without it,
+        missing entries are an error.
+
+    Examples
+    --------
+    >>> Categorical(["Male", "Female"]).size
+    2
+    >>> Categorical(["a", "Missing"], missing="Missing").code_of(None)
+    1
+    """
+
+    values: tuple[Any, ...]
+    missing: Any = None
+
+    def __post_init__(self) -> None:
+        values = tuple(self.values)
+        object.__setattr__(self, "values", values)
+        if not values:
+            raise SchemaError("a categorical domain needs at least one value; declare the values")
+        if any(_is_missing(v) for v in values):
+            raise SchemaError(
+                "a categorical domain cannot list a missing value (None/NaN) as a value; "
+                "declare a label such as 'Missing' and pass missing='Missing'"
+            )
+        if len(set(values)) != len(values):
+            seen: set[Any] = set()
+            dup = next(v for v in values if v in seen or seen.add(v))  # type: ignore[func-returns-value]
+            raise SchemaError(f"categorical domain lists {dup!r} twice; each value must appear once")
+        if self.missing is not None and self.missing not in values:
+            raise SchemaError(
+                f"missing={self.missing!r} is not one of the declared values; add it to values"
+            )
+
+    @property
+    def size(self) -> int:
+        """Number of cells of this domain."""
+        return len(self.values)
+
+    @property
+    def labels(self) -> tuple[Any, ...]:
+        """The value of each cell, in code order."""
+        return self.values
+
+    def code_of(self, value: Any) -> int | None:
+        """Code of a raw value, or None when it is outside the domain (and not mappable as missing)."""
+        if _is_missing(value):
+            return None if self.missing is None else self.values.index(self.missing)
+        try:
+            return self._index[value]
+        except (KeyError, TypeError):
+            return None
+
+    @property
+    def _index(self) -> dict[Any, int]:
+        cache = self.__dict__.get("_index_cache")
+        if cache is None:
+            cache = {v: i for i, v in enumerate(self.values)}
+            object.__setattr__(self, "_index_cache", cache)
+        return cache
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "categorical", "values": list(self.values), "missing": self.missing}
+
+
+@dataclass(frozen=True)
+class Binned:
+    """A numeric column cut into declared half-open bins ``[edges[i], edges[i+1])``.
+
+    Parameters
+    ----------
+    edges : sequence of float
+        Strictly increasing, at least two; ``-inf``/``inf`` are allowed for open-ended bins.
+    missing : str, optional
+        Label of an extra last bin that receives missing entries (None/NaN). Without it, missing
+        entries are an error.
+
+    Examples
+    --------
+    >>> b = Binned([0, 10, 20])
+    >>> b.labels
+    ('[0, 10)', '[10, 20)')
+    >>> Binned([0, 10], missing="Missing").labels
+    ('[0, 10)', 'Missing')
+    """
+
+    edges: tuple[float, ...]
+    missing: str | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            edges = tuple(float(e) for e in self.edges)
+        except (TypeError, ValueError):
+            raise SchemaError(f"bin edges must be numbers, got {list(self.edges)!r}") from None
+        object.__setattr__(self, "edges", edges)
+        if len(edges) < 2:
+            raise SchemaError("a binned domain needs at least two edges (one bin)")
+        if any(math.isnan(e) for e in edges) or any(b <= a for a, b in zip(edges, edges[1:])):
+            raise SchemaError(f"bin edges must be strictly increasing numbers, got {list(edges)!r}")
+
+    @property
+    def n_bins(self) -> int:
+        """Number of numeric bins (without the missing bin)."""
+        return len(self.edges) - 1
+
+    @property
+    def size(self) -> int:
+        return self.n_bins + (self.missing is not None)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        def fmt(x: float) -> str:
+            return str(int(x)) if x.is_integer() else repr(x)
+
+        bins = tuple(f"[{fmt(a)}, {fmt(b)})" for a, b in zip(self.edges, self.edges[1:]))
+        return bins + ((self.missing,) if self.missing is not None else ())
+
+    def to_dict(self) -> dict[str, Any]:
+        edges = [e if math.isfinite(e) else ("inf" if e > 0 else "-inf") for e in self.edges]
+        return {"type": "binned", "edges": edges, "missing": self.missing}
+
+
+Domain = Union[Categorical, Binned]
+
+
+def _domain_from_dict(column: str, spec: Any) -> Domain:
+    if not isinstance(spec, Mapping) or "type" not in spec:
+        raise SchemaError(
+            f"column {column!r}: expected an object with a 'type' of 'categorical' or 'binned', got {spec!r}"
+        )
+    kind = spec["type"]
+    if kind == "categorical":
+        if "values" not in spec:
+            raise SchemaError(f"column {column!r}: a categorical domain needs 'values'")
+        return Categorical(tuple(spec["values"]), missing=spec.get("missing"))
+    if kind == "binned":
+        if "edges" not in spec:
+            raise SchemaError(f"column {column!r}: a binned domain needs 'edges'")
+        return Binned(tuple(spec["edges"]), missing=spec.get("missing"))
+    raise SchemaError(f"column {column!r}: unknown domain type {kind!r}; use 'categorical' or 'binned'")
+
+
+@dataclass(frozen=True, eq=False)
+class Schema:
+    """Declared domains per column.
+
+    Parameters
+    ----------
+    columns : mapping of str to Categorical or Binned
+    data_derived : bool, default False
+        True when the domains were read off the data (:meth:`infer`): releases computed with such a
+        schema are not differentially private and say so.
+
+    Examples
+    --------
+    >>> s = Schema({"sex": Categorical(["Male", "Female"]), "hours": Binned([0, 40, 100])})
+    >>> s["hours"].labels
+    ('[0, 40)', '[40, 100)')
+    >>> Schema.from_json(s.to_json()) == s
+    True
+    """
+
+    columns: Mapping[str, Domain]
+    data_derived: bool = False
+    source: str = field(default="declared")
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.columns, Mapping):
+            raise SchemaError("Schema(columns) must be a mapping from column name to domain")
+        for name, dom in self.columns.items():
+            if not isinstance(dom, (Categorical, Binned)):
+                raise SchemaError(
+                    f"column {name!r}: domain must be Categorical or Binned, got {type(dom).__name__}"
+                )
+        object.__setattr__(self, "columns", dict(self.columns))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Schema)
+            and dict(self.columns) == dict(other.columns)
+            and self.data_derived == other.data_derived
+        )
+
+    def __contains__(self, column: object) -> bool:
+        return column in self.columns
+
+    def __getitem__(self, column: str) -> Domain:
+        try:
+            return self.columns[column]
+        except KeyError:
+            known = ", ".join(sorted(self.columns)) or "(none)"
+            raise SchemaError(
+                f"column {column!r} is not declared in the schema (declared: {known}); add its domain"
+            ) from None
+
+    # -- JSON ---------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "columns": {name: dom.to_dict() for name, dom in self.columns.items()},
+            "data_derived": self.data_derived,
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """Serialise to JSON; also write it to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=2, default=_json_default)
+        if path is not None:
+            Path(path).write_text(text + "\n", encoding="utf-8")
+        return text
+
+    @classmethod
+    def from_json(cls, source: str | Path) -> Schema:
+        """Read a schema from a JSON string or a path to a JSON file."""
+        text = str(source)
+        if isinstance(source, Path) or not text.lstrip().startswith("{"):
+            path = Path(source)
+            if not path.is_file():
+                raise SchemaError(f"schema file {str(path)!r} does not exist; pass a JSON schema file")
+            text = path.read_text(encoding="utf-8")
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"schema is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("columns"), Mapping):
+            raise SchemaError('schema JSON must be an object with a "columns" object')
+        columns = {name: _domain_from_dict(name, spec) for name, spec in raw["columns"].items()}
+        return cls(columns, data_derived=bool(raw.get("data_derived", False)))
+
+    # -- inference ----------------------------------------------------------------------------------
+    @classmethod
+    def infer(
+        cls, data: Any, columns: Iterable[str] | None = None, *, missing_label: str = "Missing"
+    ) -> Schema:
+        """Read categorical domains off the data (every distinct value becomes a category).
+
+        The result has ``data_derived=True``: it leaks which values occur, so releases computed with
+        it are **not** differentially private and say so. Missing entries become ``missing_label``.
+        """
+        from dpaudit.counts import distinct_values
+
+        found = distinct_values(data, None if columns is None else list(columns))
+        doms: dict[str, Domain] = {}
+        for name, values in found.items():
+            present = [v for v in values if not _is_missing(v)]
+            has_missing = len(present) != len(values)
+            try:
+                present.sort()
+            except TypeError:
+                present.sort(key=repr)
+            if has_missing:
+                present.append(missing_label)
+            doms[name] = Categorical(tuple(_plain(v) for v in present),
+                                     missing=missing_label if has_missing else None)
+        return cls(doms, data_derived=True, source="inferred from the data")
+
+    def require(self, columns: Sequence[str]) -> None:
+        """Raise SchemaError naming every column in ``columns`` that the schema does not declare."""
+        absent = [c for c in columns if c not in self.columns]
+        if absent:
+            known = ", ".join(sorted(self.columns)) or "(none)"
+            raise SchemaError(
+                f"columns not declared in the schema: {', '.join(map(repr, absent))} "
+                f"(declared: {known}); add their domains"
+            )
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars to Python scalars, so inferred schemas serialise to JSON."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
+
+
+def _json_default(value: Any) -> Any:
+    plain = _plain(value)
+    if plain is value:
+        raise TypeError(f"cannot write {value!r} to JSON")
+    return plain
