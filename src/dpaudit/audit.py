@@ -18,7 +18,7 @@ from dpaudit._errors import DPAuditError, SchemaError
 from dpaudit.counts import count_tables
 from dpaudit.criteria import Criterion, CriterionLike, parse_criteria
 from dpaudit.measures import get_measure
-from dpaudit.privacy import Budget, Release, exact_release, laplace_release
+from dpaudit.privacy import Budget, Release, _check_positive, exact_release, laplace_release
 from dpaudit.schema import Schema
 
 __all__ = ["audit", "AuditResult", "MeasureResult", "split_budget"]
@@ -215,6 +215,7 @@ def audit(
         raise DPAuditError("no measures requested; pass e.g. measures=('tvd',)")
     specs = [get_measure(m) for m in names]
     if epsilon is not None:
+        epsilon = _check_positive("epsilon", epsilon)
         budget = budget if budget is not None else Budget(epsilon)
         shares = split_budget(float(epsilon), names, split)
         budget.check(float(epsilon), "audit of " + ", ".join(names))  # refuse before any release

@@ -152,12 +152,14 @@ def _codes(name: str, domain: Domain, raw: list[Any], weights: np.ndarray) -> np
     """Map the grouped values of one column to domain codes; raise DataError for values outside it."""
     if isinstance(domain, Binned):
         codes = np.asarray(raw, dtype=np.int64)
-        if domain.missing is not None:
-            codes = np.where(codes == _MISSING_CODE, domain.n_bins, codes)
-        bad = (codes < 0) | (codes >= domain.size)
+        # Check the raw codes first: a value at or above the last edge has code n_bins, which is
+        # also the index of the declared missing bin, and must not be counted there.
+        bad = (codes == -1) | (codes >= domain.n_bins)
+        if domain.missing is None:
+            bad |= codes == _MISSING_CODE
         if bad.any():
             _raise_binned(name, domain, codes, weights, bad)
-        return codes
+        return np.where(codes == _MISSING_CODE, domain.n_bins, codes)
     memo: dict[Any, int | None] = {}
     codes = np.empty(len(raw), dtype=np.int64)
     problems: dict[Any, int] = {}
@@ -195,10 +197,8 @@ def _codes(name: str, domain: Domain, raw: list[Any], weights: np.ndarray) -> np
 
 def _raise_binned(name: str, domain: Binned, codes: np.ndarray, weights: np.ndarray, bad: np.ndarray) -> None:
     below = int(weights[codes == -1].sum())
-    above = int(weights[codes == domain.n_bins].sum()) if domain.missing is None else int(
-        weights[codes == domain.n_bins + 1].sum()
-    )
-    missing = int(weights[codes == _MISSING_CODE].sum())
+    above = int(weights[codes >= domain.n_bins].sum())
+    missing = int(weights[codes == _MISSING_CODE].sum()) if domain.missing is None else 0
     parts = []
     if below:
         parts.append(f"{below:,} row(s) below the first bin edge {domain.edges[0]:g}")

@@ -137,7 +137,7 @@ class Binned:
         try:
             edges = tuple(float(e) for e in self.edges)
         except (TypeError, ValueError):
-            raise SchemaError(f"bin edges must be numbers, got {list(self.edges)!r}") from None
+            raise SchemaError(f"bin edges must be numbers, got {self.edges!r}") from None
         object.__setattr__(self, "edges", edges)
         if len(edges) < 2:
             raise SchemaError("a binned domain needs at least two edges (one bin)")
@@ -292,7 +292,7 @@ class Schema:
                 present.sort()
             except TypeError:
                 present.sort(key=repr)
-            if has_missing:
+            if has_missing and missing_label not in present:
                 present.append(missing_label)
             doms[name] = Categorical(tuple(_plain(v) for v in present),
                                      missing=missing_label if has_missing else None)

@@ -1,0 +1,145 @@
+"""The ``dpaudit`` command.
+
+Bad input of any kind ends with one line on stderr (``dpaudit: error: ...``) and exit code 2, never
+a traceback; output is printed only once everything has been computed, so nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from dpaudit._errors import DPAuditError
+
+app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    help="Audit sensitive data and the models trained on it.",
+)
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"dpaudit: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn DPAuditError into one stderr line and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except DPAuditError as exc:
+            _fail(str(exc))
+
+    return wrapper
+
+
+def _load_data(data: str, schema_file: Optional[Path], infer_schema: bool) -> tuple[Any, Any]:
+    from dpaudit import datasets
+    from dpaudit.schema import Schema
+
+    if schema_file is not None and infer_schema:
+        _fail("give either --schema FILE or --infer-schema, not both")
+    if data in datasets.names():
+        frame, schema = datasets.load(data)
+    else:
+        frame, schema = data, None
+    if schema_file is not None:
+        schema = Schema.from_json(schema_file)
+    elif infer_schema:
+        schema = "infer"
+    elif schema is None:
+        _fail(
+            f"{data!r} is not a registered dataset ({', '.join(datasets.names())}), so its domains are "
+            "unknown: pass --schema FILE (JSON), or --infer-schema to read them off the data (not DP)"
+        )
+    return frame, schema
+
+
+def _print_table(result: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    mode = "exact values: curator-only, NOT differentially private" if result.exact else f"ε = {result.epsilon:g}"
+    console.print(f"[bold]dpaudit fairness[/bold] · n = {result.n:,} · {mode}")
+    table = Table(show_header=True, header_style="bold")
+    if result.exact:  # curator view: per-criterion values beside the non-private baseline
+        for col in ("measure / criterion", "value", "MI (bits)", "sensitivity"):
+            table.add_column(col, justify="left" if col.startswith("measure") else "right")
+        for m in result.measures.values():
+            table.add_row(f"[bold]{m.title}[/bold] (sum)", f"{m.value:.6g}", "", f"{m.release.sensitivity:.3g}")
+            for i, crit in enumerate(result.criteria):
+                mi = f"{m.baseline[i]['mi_bits']:.6g}" if m.baseline is not None else ""
+                table.add_row(f"  {crit}", f"{m.per_criterion[i]:.6g}", mi, "")
+    else:
+        for col in ("measure", "value", "95% interval", "ε", "sensitivity", "DP"):
+            table.add_column(col, justify="left" if col == "measure" else "right")
+        for m in result.measures.values():
+            r = m.release
+            table.add_row(
+                f"[bold]{m.title}[/bold]",
+                f"{r.value:.6g}",
+                f"[{r.interval[0]:.4g}, {r.interval[1]:.4g}]",
+                f"{r.epsilon:g}",
+                f"{r.sensitivity:.3g}",
+                "yes" if r.dp else "no",
+            )
+    console.print(table)
+    if not result.exact:
+        console.print("sum over: " + "; ".join(str(c) for c in result.criteria))
+    reasons = sorted({reason for m in result.measures.values() for reason in m.release.reasons})
+    for reason in reasons:
+        console.print(f"[yellow]not DP:[/yellow] {reason}")
+    for i, stage in enumerate(result.stages, 1):
+        console.print(f"[dim]{i}. {stage}[/dim]")
+
+
+@app.command()
+@_user_errors
+def fairness(
+    data: str = typer.Argument(..., help="A registered dataset name (e.g. adult) or a CSV/Parquet path."),
+    criterion: list[str] = typer.Option(
+        ..., "-c", "--criterion", help="Criterion 'P ⊥ O | A' (ASCII: 'P _|_ O | A'); repeatable."
+    ),
+    measure: list[str] = typer.Option(["tvd"], "--measure", "-m", help="Measure to compute; repeatable."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Total privacy budget ε of this audit."),
+    exact: bool = typer.Option(False, "--exact", help="Exact values for the data curator (no noise, not DP)."),
+    schema: Optional[Path] = typer.Option(None, "--schema", help="JSON file declaring the domains."),
+    infer_schema: bool = typer.Option(False, "--infer-schema", help="Read domains off the data (not DP)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Reproducible noise for tests; voids the DP guarantee."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """Measure how far DATA is from satisfying fairness criteria, with an ε-DP release."""
+    from dpaudit.audit import audit
+
+    if exact == (epsilon is not None):
+        _fail("give exactly one of --epsilon E (a DP release) or --exact (curator-only exact values)")
+    frame, resolved = _load_data(data, schema, infer_schema)
+    result = audit(frame, criterion, measures=measure, epsilon=epsilon, schema=resolved, seed=seed)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        _print_table(result)
+
+
+@app.callback()
+def _root() -> None:
+    """dpaudit: fairness audits of sensitive data under differential privacy."""
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,136 @@
+"""The audit API: exact and DP modes, the result object, schema handling, budget sharing."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpaudit import (
+    Budget,
+    BudgetError,
+    Categorical,
+    DPAuditError,
+    Schema,
+    SchemaError,
+    audit,
+    split_budget,
+)
+
+
+@pytest.fixture
+def frame():
+    rng = np.random.default_rng(3)
+    n = 2000
+    sex = rng.choice(["F", "M"], size=n)
+    edu = rng.integers(0, 3, size=n)
+    y = (rng.random(n) < np.where(sex == "M", 0.4, 0.2) + 0.1 * edu).astype(int)
+    return pd.DataFrame({"sex": sex, "edu": edu, "y": y})
+
+
+@pytest.fixture
+def schema():
+    return Schema({"sex": Categorical(["F", "M"]), "edu": Categorical([0, 1, 2]), "y": Categorical([0, 1])})
+
+
+CRITERIA = ["sex ⊥ y", "sex ⊥ y | edu"]
+
+
+def test_exact_mode_values_and_per_criterion(frame, schema):
+    res = audit(frame, CRITERIA, schema=schema)
+    tvd = res["tvd"]
+    assert res.exact and not res.dp and res.n == 2000
+    assert tvd.per_criterion is not None and len(tvd.per_criterion) == 2
+    assert tvd.value == pytest.approx(sum(tvd.per_criterion))
+    # per-criterion values equal the measure on a direct pandas crosstab (oracle on purpose)
+    crosstab = pd.crosstab(frame.sex, frame.y).to_numpy()
+    from dpaudit import u_mi_tvd
+
+    assert tvd.per_criterion[0] == pytest.approx(u_mi_tvd(crosstab))
+    assert tvd.release.sensitivity == pytest.approx(16 * 2 / 2000)
+    assert tvd.baseline[0]["mi_bits"] == pytest.approx(tvd.baseline[0]["mi_nats"] / np.log(2))
+
+
+def test_dp_mode_hides_exact_values(frame, schema):
+    res = audit(frame, CRITERIA, schema=schema, epsilon=0.5)
+    tvd = res["tvd"]
+    assert res.dp and not res.exact
+    assert tvd.per_criterion is None and tvd.baseline is None
+    assert tvd.release.scale == pytest.approx(16 * 2 / 2000 / 0.5)
+    d = res.to_dict()
+    assert "per_criterion" not in d["measures"]["tvd"] and d["dp"] is True
+    assert set(d["measures"]["tvd"]) >= {"value", "epsilon", "sensitivity", "scale", "interval", "dp"}
+
+
+def test_seeded_audit_reproducible_and_not_dp(frame, schema):
+    a = audit(frame, CRITERIA, schema=schema, epsilon=1.0, seed=5)
+    b = audit(frame, CRITERIA, schema=schema, epsilon=1.0, seed=5)
+    assert a["tvd"].value == b["tvd"].value and not a.dp
+
+
+def test_inferred_schema_is_marked_not_dp(frame):
+    res = audit(frame, CRITERIA, schema="infer", epsilon=1.0)
+    assert not res.dp
+    assert any("inferred from the data" in r for r in res["tvd"].release.reasons)
+    assert res.to_dict()["schema"] == "data-derived (not DP)"
+
+
+def test_missing_schema_is_an_error(frame):
+    with pytest.raises(SchemaError, match="no schema given: declare the domains"):
+        audit(frame, CRITERIA)
+
+
+def test_unknown_measure(frame, schema):
+    with pytest.raises(DPAuditError, match="unknown measure 'nope'; choose from: tvd"):
+        audit(frame, CRITERIA, schema=schema, measures=["nope"])
+
+
+def test_shared_budget_refuses_second_audit(frame, schema):
+    budget = Budget(1.0)
+    audit(frame, CRITERIA, schema=schema, epsilon=0.75, budget=budget)
+    assert budget.remaining == 0.25
+    with pytest.raises(BudgetError, match="asks for epsilon=0.5 but only 0.25"):
+        audit(frame, CRITERIA, schema=schema, epsilon=0.5, budget=budget)
+    assert budget.remaining == 0.25
+
+
+@pytest.mark.parametrize("eps", [0, -0.5, float("nan")])
+def test_bad_epsilon(frame, schema, eps):
+    with pytest.raises(DPAuditError, match="epsilon must be a positive finite number"):
+        audit(frame, CRITERIA, schema=schema, epsilon=eps)
+
+
+def test_split_budget_rules():
+    assert split_budget(0.9, ["tvd", "tc", "repair"]) == pytest.approx({"tvd": 0.3, "tc": 0.3, "repair": 0.3})
+    with pytest.raises(DPAuditError, match="must sum to 1"):
+        split_budget(1.0, ["tvd", "tc"], {"tvd": 0.5, "tc": 0.6})
+    with pytest.raises(DPAuditError, match="one fraction per measure"):
+        split_budget(1.0, ["tvd", "tc"], {"tvd": 1.0})
+    with pytest.raises(DPAuditError, match="positive numbers"):
+        split_budget(1.0, ["tvd", "tc"], {"tvd": 1.5, "tc": -0.5})
+
+
+def test_result_prints_and_serialises(frame, schema):
+    res = audit(frame, CRITERIA, schema=schema)
+    text = str(res)
+    assert "U_MI^TVD" in text and "sex ⊥ y | edu" in text and "explain trail" in text
+    assert "curator-only" in text
+    d = json.loads(res.to_json())
+    assert d["criteria"] == CRITERIA and d["n"] == 2000 and d["mode"] == "exact"
+    assert d["stages"][0].startswith("counted 2,000 rows")
+    with pytest.raises(Exception):
+        res.n = 3  # frozen
+
+
+def test_empty_data(schema):
+    empty = pd.DataFrame({"sex": pd.Series([], dtype=object), "y": pd.Series([], dtype="int64")})
+    with pytest.raises(DPAuditError, match="no rows"):
+        audit(empty, "sex ⊥ y", schema=schema)
+
+
+def test_file_input_matches_frame(frame, schema, tmp_path):
+    path = tmp_path / "d.parquet"
+    frame.to_parquet(path)
+    assert audit(str(path), CRITERIA, schema=schema)["tvd"].value == pytest.approx(
+        audit(frame, CRITERIA, schema=schema)["tvd"].value
+    )

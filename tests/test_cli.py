@@ -1,0 +1,128 @@
+"""`dpaudit fairness` in both output modes, and every bad input ending in one line + exit code 2."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from dpaudit.cli import app
+
+runner = CliRunner()
+ADULT_CRITERIA = ["education-num ⊥ income", "sex ⊥ income", "race ⊥ income", "sex ⊥ income | hours-per-week"]
+
+
+def run(*args):
+    return runner.invoke(app, list(args), env={"COLUMNS": "160"})
+
+
+@pytest.fixture
+def csv_file(tmp_path):
+    df = pd.DataFrame({"g": ["a", "b"] * 50, "y": [0, 0, 1, 1] * 25, "z": [1, 2, 3, 4, 5] * 20})
+    path = tmp_path / "data.csv"
+    df.to_csv(path, index=False)
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"columns": {
+        "g": {"type": "categorical", "values": ["a", "b"]},
+        "y": {"type": "categorical", "values": [0, 1]},
+        "z": {"type": "binned", "edges": [0, 3, "inf"]},
+    }}))
+    return str(path), str(schema)
+
+
+def test_json_exact_mode(adult_available):
+    args = ["fairness", "adult", "--exact", "--json"]
+    for c in ADULT_CRITERIA:
+        args += ["-c", c]
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["n"] == 48_842 and doc["criteria"] == ADULT_CRITERIA
+    tvd = doc["measures"]["tvd"]
+    assert tvd["dp"] is False and tvd["epsilon"] is None and tvd["scale"] == 0.0
+    assert len(tvd["per_criterion"]) == 4
+    assert tvd["value"] == pytest.approx(sum(tvd["per_criterion"]))
+    assert tvd["sensitivity"] == pytest.approx(16 * 4 / 48_842)
+    assert tvd["per_criterion"][1] == pytest.approx(0.014866, abs=1e-6)  # sex ⊥ income on Adult
+
+
+def test_json_dp_mode(csv_file):
+    path, schema = csv_file
+    result = run("fairness", path, "-c", "g ⊥ y | z", "--epsilon", "0.5", "--schema", schema, "--json")
+    assert result.exit_code == 0, result.output
+    tvd = json.loads(result.stdout)["measures"]["tvd"]
+    assert tvd["dp"] is True and tvd["epsilon"] == 0.5 and "per_criterion" not in tvd
+    assert tvd["scale"] == pytest.approx(16 / 100 / 0.5)
+    assert tvd["interval"][1] - tvd["interval"][0] == pytest.approx(2 * tvd["scale"] * 2.995732, rel=1e-6)
+
+
+def test_seed_reproducible(csv_file):
+    path, schema = csv_file
+    args = ["fairness", path, "-c", "g _|_ y", "--epsilon", "1", "--schema", schema, "--seed", "3", "--json"]
+    a, b = run(*args), run(*args)
+    assert json.loads(a.stdout)["measures"]["tvd"]["value"] == json.loads(b.stdout)["measures"]["tvd"]["value"]
+    assert json.loads(a.stdout)["measures"]["tvd"]["dp"] is False
+
+
+def test_table_mode(csv_file):
+    path, schema = csv_file
+    result = run("fairness", path, "-c", "g ⊥ y", "-c", "g ⊥ y | z", "--exact", "--schema", schema)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "U_MI^TVD" in out and "n = 100" in out and "MI (bits)" in out and "NOT differentially private" in out
+
+
+def test_infer_schema_says_not_dp(csv_file):
+    path, _ = csv_file
+    result = run("fairness", path, "-c", "g ⊥ y", "--epsilon", "1", "--infer-schema", "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["dp"] is False and "inferred" in " ".join(doc["measures"]["tvd"]["reasons"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["fairness", "adult", "-c", "sex ⊥ income"], "give exactly one of --epsilon E"),
+        (["fairness", "adult", "-c", "sex ⊥ income", "--exact", "--epsilon", "1"], "give exactly one of --epsilon E"),
+        (["fairness", "adult", "-c", "sex ⊥ nope", "--exact"], "unknown column(s) 'nope'"),
+        (["fairness", "adult", "-c", "sex income", "--exact"], "must contain exactly one '⊥'"),
+        (["fairness", "adult", "-c", "sex ⊥ sex", "--exact"], "appear in both the protected and the outcome"),
+        (["fairness", "adult", "-c", "sex ⊥ income", "--epsilon", "-1"], "epsilon must be a positive finite number"),
+        (["fairness", "adult", "-c", "sex ⊥ income", "--exact", "-m", "nope"], "unknown measure 'nope'"),
+        (["fairness", "missing.csv", "-c", "a ⊥ b", "--exact"], "not a registered dataset"),
+        (["fairness", "missing.csv", "-c", "a ⊥ b", "--exact", "--infer-schema"], "does not exist"),
+        (["fairness", "adult", "-c", "sex ⊥ income", "--exact", "--schema", "nope.json"], "schema file 'nope.json' does not exist"),
+    ],
+)
+def test_bad_input_exit_2_one_line(adult_available, args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("dpaudit: error: ")
+    assert result.stdout == ""
+
+
+def test_out_of_domain_value_via_cli(csv_file, tmp_path):
+    path, _ = csv_file
+    schema = tmp_path / "narrow.json"
+    schema.write_text(json.dumps({"columns": {"g": {"type": "categorical", "values": ["a"]},
+                                              "y": {"type": "categorical", "values": [0, 1]}}}))
+    result = run("fairness", path, "-c", "g ⊥ y", "--exact", "--schema", str(schema))
+    assert result.exit_code == 2
+    assert "column 'g': 1 value(s) outside the declared domain: 'b' (50 rows)" in result.stderr
+
+
+def test_real_process_no_traceback(tmp_path):
+    """The installed console script itself: exit code 2 and no traceback."""
+    env = dict(os.environ)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpaudit.cli", "fairness", str(tmp_path / "x.parquet"), "-c", "a ⊥ b",
+         "--exact", "--infer-schema"],
+        capture_output=True, text=True, env=env,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "does not exist" in proc.stderr
