@@ -45,9 +45,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import dpaudit
-from dpaudit import Binned, Categorical, Schema
-from dpaudit.measures.tvd import u_mi_tvd
+# Benchmark the working tree this script lives in, whatever copy `pip install -e` points at.
+_SRC = Path(__file__).resolve().parents[1] / "src"
+if (_SRC / "dpaudit" / "__init__.py").is_file():
+    sys.path.insert(0, str(_SRC))
+
+import dpaudit  # noqa: E402
+from dpaudit import Binned, Categorical, Schema  # noqa: E402
+from dpaudit.measures.tvd import u_mi_tvd  # noqa: E402
 
 GENERATOR_VERSION = "1"  # bump when the generator below changes, so cached files are regenerated
 DATA_DIR = Path(__file__).resolve().parent / "_data"
@@ -315,6 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"dpaudit {dpaudit.__version__} | duckdb {duckdb.__version__} | pyarrow {pa.__version__} | "
           f"numpy {np.__version__} | Python {platform.python_version()} | {os.cpu_count()} CPU(s) | "
           f"load average {os.getloadavg()[0]:.2f}")
+    print(f"dpaudit imported from {Path(dpaudit.__file__).parent}")
     t0 = time.perf_counter()
     path, reused = dataset(args.rows, args.seed)
     size_mib = path.stat().st_size / 2**20

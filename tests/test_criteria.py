@@ -299,3 +299,18 @@ def test_check_columns_reports_first_failing_criterion():
 
 def test_check_columns_empty_criteria():
     assert check_columns([], []) is None
+
+
+def test_bar_before_independence_symbol_is_rejected():
+    from dpaudit import CriterionError, Criterion
+
+    with pytest.raises(CriterionError, match=r"has '\|' before '⊥'"):
+        Criterion.parse("sex|a ⊥ income")
+
+
+@pytest.mark.parametrize("bad", [None, 5])
+def test_parse_criteria_rejects_non_iterables(bad):
+    from dpaudit import CriterionError, parse_criteria
+
+    with pytest.raises(CriterionError, match="expected criteria as a string"):
+        parse_criteria(bad)

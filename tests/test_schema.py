@@ -405,3 +405,11 @@ def test_path_type_hint_accepts_pathlike(tmp_path):
     p = Path(tmp_path) / "s.json"
     Schema({"a": Binned([0, 1])}).to_json(str(p))
     assert Schema.from_json(p)["a"] == Binned([0, 1])
+
+
+@pytest.mark.parametrize("bad", [5, "abc", None])
+def test_categorical_values_must_be_a_list(bad):
+    from dpaudit import Categorical, SchemaError
+
+    with pytest.raises(SchemaError, match="categorical values must be a list of values"):
+        Categorical(bad)

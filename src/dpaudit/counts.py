@@ -107,7 +107,7 @@ def _open_file(path: Path) -> tuple[Any, Any]:
         if name.endswith((".parquet", ".pq")):
             rel = con.read_parquet(str(path))
         else:
-            rel = con.read_csv(str(path))
+            rel = con.read_csv(str(path), header=True)  # CSV files must start with a header row
     except duckdb.Error as exc:
         con.close()
         first = str(exc).strip().splitlines()[0]

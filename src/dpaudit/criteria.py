@@ -90,6 +90,10 @@ class Criterion:
                 "as in 'sex ⊥ income | education-num'"
             )
         left, right = normal.split("\0")
+        if "|" in left:
+            raise CriterionError(
+                f"criterion {text!r} has '|' before '⊥'; admissible columns come last: 'P ⊥ O | A'"
+            )
         outcome_part, _, admissible_part = right.partition("|")
         if "|" in admissible_part:
             raise CriterionError(f"criterion {text!r} has more than one '|'; list admissible columns with commas")
@@ -121,6 +125,8 @@ def parse_criteria(criteria: CriterionLike | Iterable[CriterionLike]) -> tuple[C
     """
     if isinstance(criteria, (str, Criterion)):
         criteria = [criteria]
+    elif not isinstance(criteria, Iterable):
+        raise CriterionError(f"expected criteria as a string, a Criterion or a list of them, got {criteria!r}")
     out = []
     for item in criteria:
         if isinstance(item, Criterion):

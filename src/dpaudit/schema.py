@@ -60,6 +60,8 @@ class Categorical:
     missing: Any = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.values, (str, bytes)) or not isinstance(self.values, Iterable):
+            raise SchemaError(f"categorical values must be a list of values, got {self.values!r}")
         values = tuple(self.values)
         object.__setattr__(self, "values", values)
         if not values:
