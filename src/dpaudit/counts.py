@@ -12,7 +12,9 @@ Measures only ever see these arrays.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +84,9 @@ def open_frame(data: Any) -> tuple[Any, Any]:
 
     if isinstance(data, (str, Path)):
         return _open_file(Path(data))
+    if type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
+        if not any(dtype == object for dtype in data.dtypes):
+            return _pandas_via_duckdb(data)
     try:
         return nw.from_native(data), None
     except TypeError:
@@ -89,6 +94,22 @@ def open_frame(data: Any) -> tuple[Any, Any]:
             f"cannot read data of type {type(data).__module__}.{type(data).__name__}; pass a pandas, "
             "polars or pyarrow table, a DuckDB relation, or the path of a CSV or Parquet file"
         ) from None
+
+
+def _pandas_via_duckdb(frame: Any) -> tuple[Any, Any]:
+    """Count pandas frames with DuckDB (a zero-copy scan): pandas' own group-by re-factorises every
+    column for every criterion and is about 3x slower (benchmarks/bench_fairness.py). Frames with
+    object columns stay with pandas: DuckDB would cast mixed Python values to one SQL type."""
+    import duckdb
+    import narwhals.stable.v2 as nw
+
+    con = duckdb.connect()
+    try:
+        rel = con.from_df(frame)
+    except (duckdb.Error, TypeError, ValueError):  # columns DuckDB cannot type: pandas counts them
+        con.close()
+        return nw.from_native(frame), None
+    return nw.from_native(rel), con
 
 
 def _open_file(path: Path) -> tuple[Any, Any]:
@@ -141,7 +162,10 @@ def _bin_expression(name: str, domain: Binned, dtype: Any) -> Any:
     import narwhals.stable.v2 as nw
 
     col = nw.col(name)
-    code = nw.sum_horizontal(*[(col >= edge).cast(nw.Int32) for edge in domain.edges]) - 1
+    # A plain sum of comparisons: sum_horizontal would wrap each term in a null-guard that makes the
+    # query 2-3x slower in DuckDB, and nulls are handled by the outer when() anyway.
+    steps = [(col >= edge).cast(nw.Int32) for edge in domain.edges]
+    code = functools.reduce(operator.add, steps) - 1
     missing = col.is_null()
     if dtype.is_float():
         missing = missing | col.is_nan()
