@@ -214,8 +214,8 @@ def duckdb_frame(frame: Any) -> list[dict[str, np.ndarray]]:
         con.close()
 
 
-def run_audit(data: Any, sch: Schema) -> dpaudit.AuditResult:
-    return dpaudit.audit(data, CRITERIA, measures=("tvd",), epsilon=None, schema=sch)
+def run_audit(data: Any, sch: Schema, measures: Sequence[str] = ("tvd",)) -> dpaudit.AuditResult:
+    return dpaudit.audit(data, CRITERIA, measures=measures, epsilon=None, schema=sch)
 
 
 def interleaved(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str, list[float]]:
@@ -335,11 +335,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sch = schema()
     t = interleaved({
         "audit": lambda: run_audit(str(path), sch),
+        "audit_tc": lambda: run_audit(str(path), sch, ("tvd", "tc")),
         "count_tables": lambda: dpaudit.count_tables(str(path), crits, sch),
         "duckdb": lambda: duckdb_parquet(path),
     }, args.repeat)
     check(run_audit(str(path), sch), duckdb_parquet(path), sch, args.rows)
     parquet_ratio = report.add("parquet, hours Categorical(1..99)", t["audit"], t["duckdb"])
+    report.add("  with U_TC too (tvd + tc, k=500)", t["audit_tc"], t["duckdb"])
     report.add("  of which count_tables()", t["count_tables"], t["duckdb"])
 
     sch_b = schema(binned_hours=True)

@@ -48,14 +48,14 @@ def test_exact_mode_values_and_per_criterion(frame, schema):
 
     assert tvd.per_criterion[0] == pytest.approx(u_mi_tvd(crosstab))
     assert tvd.release.sensitivity == pytest.approx(16 * 2 / 2000)
-    assert tvd.baseline[0]["mi_bits"] == pytest.approx(tvd.baseline[0]["mi_nats"] / np.log(2))
+    assert tvd.extras["baseline"][0]["mi_bits"] == pytest.approx(tvd.extras["baseline"][0]["mi_nats"] / np.log(2))
 
 
 def test_dp_mode_hides_exact_values(frame, schema):
     res = audit(frame, CRITERIA, schema=schema, epsilon=0.5)
     tvd = res["tvd"]
     assert res.dp and not res.exact
-    assert tvd.per_criterion is None and tvd.baseline is None
+    assert tvd.per_criterion is None and tvd.extras == {}
     assert tvd.release.scale == pytest.approx(16 * 2 / 2000 / 0.5)
     d = res.to_dict()
     assert "per_criterion" not in d["measures"]["tvd"] and d["dp"] is True

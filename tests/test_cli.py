@@ -21,7 +21,7 @@ def run(*args):
 
 @pytest.fixture
 def csv_file(tmp_path):
-    df = pd.DataFrame({"g": ["a", "b"] * 50, "y": [0, 0, 1, 1] * 25, "z": [1, 2, 3, 4, 5] * 20})
+    df = pd.DataFrame({"g": ["a", "a", "b", "a"] * 25, "y": [0, 0, 1, 1] * 25, "z": [1, 2, 3, 4, 5] * 20})
     path = tmp_path / "data.csv"
     df.to_csv(path, index=False)
     schema = tmp_path / "schema.json"
@@ -113,7 +113,7 @@ def test_out_of_domain_value_via_cli(csv_file, tmp_path):
                                               "y": {"type": "categorical", "values": [0, 1]}}}))
     result = run("fairness", path, "-c", "g ⊥ y", "--exact", "--schema", str(schema))
     assert result.exit_code == 2
-    assert "column 'g': 1 value(s) outside the declared domain: 'b' (50 rows)" in result.stderr
+    assert "column 'g': 1 value(s) outside the declared domain: 'b' (25 rows)" in result.stderr
 
 
 def test_real_process_no_traceback(tmp_path):
@@ -126,3 +126,43 @@ def test_real_process_no_traceback(tmp_path):
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "does not exist" in proc.stderr
+
+
+def test_tc_json_exact_and_dp(csv_file):
+    path, schema = csv_file
+    exact = run("fairness", path, "-c", "g ⊥ y | z", "-m", "tc", "--k", "3", "--exact", "--schema", schema, "--json")
+    assert exact.exit_code == 0, exact.output
+    tc = json.loads(exact.stdout)["measures"]["tc"]
+    for key in ("value", "epsilon", "sensitivity", "scale", "interval", "dp", "per_criterion", "top_cells"):
+        assert key in tc
+    assert tc["options"] == {"k": 3, "cells": "domain", "name_cells": None}
+    assert tc["sensitivity"] == pytest.approx(8 / 100)  # min(3k, 8)/n with admissible attributes
+    assert {"criterion", "protected", "outcome", "admissible", "md", "count", "expected", "sign"} <= set(tc["top_cells"][0])
+
+    dp = run("fairness", path, "-c", "g ⊥ y", "-m", "tvd", "-m", "tc", "--epsilon", "1", "--schema", schema,
+             "--split", "tvd=0.4", "--split", "tc=0.6", "--name-cells", "2", "--json")
+    assert dp.exit_code == 0, dp.output
+    doc = json.loads(dp.stdout)["measures"]
+    assert doc["tvd"]["epsilon"] == pytest.approx(0.4) and doc["tc"]["epsilon"] == pytest.approx(0.3)
+    assert doc["tc"]["top_cells_release"]["epsilon"] == pytest.approx(0.3)
+    assert len(doc["tc"]["top_cells"]) == 2 and "md" not in doc["tc"]["top_cells"][0]
+    assert "per_criterion" not in doc["tc"]
+
+
+def test_tc_table_mode_lists_cells(csv_file):
+    path, schema = csv_file
+    result = run("fairness", path, "-c", "g ⊥ y", "-m", "tc", "--exact", "--schema", schema)
+    assert result.exit_code == 0, result.output
+    assert "U_TC top cells (exact)" in result.stdout and "represented" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--split", "tvd"], "--split takes MEASURE=FRACTION"),
+    (["--split", "tvd=0.3", "--split", "tc=0.3"], "must sum to 1"),
+    (["--cells", "observed", "--name-cells", "2"], "naming top cells privately needs cells='domain'"),
+    (["--k", "0"], "k must be a positive whole number"),
+])
+def test_tc_bad_options(csv_file, args, message):
+    path, schema = csv_file
+    result = run("fairness", path, "-c", "g ⊥ y", "-m", "tvd", "-m", "tc", "--epsilon", "1", "--schema", schema, *args)
+    assert result.exit_code == 2 and message in result.stderr

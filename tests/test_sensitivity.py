@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dpaudit import Criterion
 from dpaudit.measures import MEASURES
 
 # Columns of the generated databases: a (admissible), p, q (protected), o (outcome).
@@ -19,6 +20,11 @@ CRITERIA = {
     "p ⊥ o": ((), (1,), (3,)),
     "p, q ⊥ o": ((), (1, 2), (3,)),
 }
+
+# Every registered measure with the option grids its sensitivity depends on.
+MEASURE_OPTIONS = [("tvd", {})] + [
+    ("tc", {"k": k, "cells": cells}) for k in (1, 2, 5, 500) for cells in ("domain", "observed")
+]
 
 
 def tables(rows: np.ndarray, sizes: tuple[int, ...], crit) -> np.ndarray:
@@ -37,8 +43,12 @@ def tables(rows: np.ndarray, sizes: tuple[int, ...], crit) -> np.ndarray:
     return out
 
 
-def total(measure, rows, sizes, criteria) -> float:
-    return sum(measure.value(tables(rows, sizes, CRITERIA[c])) for c in criteria)
+def total(measure, rows, sizes, criteria, options) -> float:
+    return sum(measure.value(tables(rows, sizes, CRITERIA[c]), **options) for c in criteria)
+
+
+def bound(measure, n, criteria, options) -> float:
+    return measure.sensitivity([Criterion.parse(c) for c in criteria], n, **options)
 
 
 @st.composite
@@ -53,40 +63,46 @@ def databases(draw):
     return np.array(rows, dtype=np.int64), sizes, criteria, cells
 
 
-def max_neighbour_change(measure, rows, sizes, criteria, cells) -> float:
-    base = total(measure, rows, sizes, criteria)
+def max_neighbour_change(measure, rows, sizes, criteria, cells, options) -> float:
+    base = total(measure, rows, sizes, criteria, options)
     worst = 0.0
     for i in {tuple(r): i for i, r in enumerate(rows)}.values():  # identical rows give identical neighbours
         for cell in cells:
             neighbour = rows.copy()
             neighbour[i] = cell
-            worst = max(worst, abs(total(measure, neighbour, sizes, criteria) - base))
+            worst = max(worst, abs(total(measure, neighbour, sizes, criteria, options) - base))
     return worst
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(databases())
-def test_tvd_replace_one_bound_on_all_neighbours(db):
+@pytest.mark.parametrize("name, options", MEASURE_OPTIONS, ids=[f"{m}-{o}" for m, o in MEASURE_OPTIONS])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(db=databases())
+def test_replace_one_bound_on_all_neighbours(name, options, db):
     rows, sizes, criteria, cells = db
-    measure = MEASURES["tvd"]
-    n = len(rows)
-    change = max_neighbour_change(measure, rows, sizes, criteria, cells)
-    assert change <= measure.sensitivity(n, len(criteria)) * (1 + 1e-9)
-    assert n * change <= 16 * len(criteria) + 1e-9
+    measure = MEASURES[name]
+    change = max_neighbour_change(measure, rows, sizes, criteria, cells, options)
+    assert change <= bound(measure, len(rows), criteria, options) * (1 + 1e-9) + 1e-12
 
 
-def test_tvd_bound_on_adversarial_databases():
+def test_tvd_matches_the_papers_constant():
+    crits = [Criterion.parse("p ⊥ o"), Criterion.parse("p ⊥ o | a")]
+    assert MEASURES["tvd"].sensitivity(crits, 1000) == pytest.approx(16 * 2 / 1000)
+
+
+@pytest.mark.parametrize("name, options", MEASURE_OPTIONS, ids=[f"{m}-{o}" for m, o in MEASURE_OPTIONS])
+def test_bound_on_adversarial_databases(name, options):
     """Hand-made extremes: a perfect diagonal, a lone tuple in its own row and column, tiny blocks."""
-    measure = MEASURES["tvd"]
+    measure = MEASURES[name]
     sizes = (3, 3, 2, 3)
     diagonal = np.array([[0, k, 0, k] for k in range(3) for _ in range(3)])
     lone = np.vstack([diagonal[:-1], [[2, 2, 1, 0]]])
     tiny_blocks = np.array([[0, 0, 0, 0], [1, 1, 0, 1], [2, 2, 0, 2], [2, 0, 0, 0]])
+    flip_t1 = np.array([[0, 0, 0, 1]] * 4 + [[0, 1, 0, 0]] * 4)  # flip test at t = 1: two cells only
     cells = list(itertools.product(*(range(s) for s in sizes)))
-    for rows in (diagonal, lone, tiny_blocks):
+    for rows in (diagonal, lone, tiny_blocks, flip_t1):
         for criteria in (("p ⊥ o | a",), ("p ⊥ o",), ("p ⊥ o | a", "p, q ⊥ o")):
-            change = max_neighbour_change(measure, rows, sizes, criteria, cells)
-            assert len(rows) * change <= 16 * len(criteria) + 1e-9
+            change = max_neighbour_change(measure, rows, sizes, criteria, cells, options)
+            assert change <= bound(measure, len(rows), criteria, options) * (1 + 1e-9) + 1e-12
 
 
 def _family_r(k: int, m: int) -> np.ndarray:
@@ -113,5 +129,5 @@ def test_cross_block_family_approaches_the_proven_constant():
     after[1, 0, 0] += 1  # ... and lands in an empty corner of block b
     n = before.sum()
     change = n * (measure.value(after) - measure.value(before))
-    assert 12.0 < change < 38 / 3 < measure.sensitivity_factor
+    assert 12.0 < change < 38 / 3 < measure.sensitivity([Criterion.parse("p ⊥ o | a")], 1) 
     assert change == pytest.approx(12.23, abs=0.01)

@@ -28,15 +28,18 @@ __all__ = ["audit", "AuditResult", "MeasureResult", "split_budget"]
 class MeasureResult:
     """The release of one measure, summed over the criteria.
 
-    ``per_criterion`` and ``baseline`` are exact values and are present only in exact
-    (curator-only) mode; a DP result carries the noisy sum alone.
+    ``per_criterion`` holds exact values and is present only in exact (curator-only) mode.
+    ``extras`` holds the measure's explanation: in exact mode its exact details (MI baseline, top
+    cells with counts); in DP mode only what was itself released privately (e.g. the names of the
+    top cells, with that release's ε and mechanism).
     """
 
     name: str
     title: str
     release: Release
     per_criterion: tuple[float, ...] | None = None
-    baseline: tuple[dict[str, float], ...] | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def value(self) -> float:
@@ -44,10 +47,11 @@ class MeasureResult:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"title": self.title, **self.release.to_dict()}
+        if self.options:
+            out["options"] = dict(self.options)
         if self.per_criterion is not None:
             out["per_criterion"] = list(self.per_criterion)
-        if self.baseline is not None:
-            out["baseline"] = list(self.baseline)
+        out.update(self.extras)
         return out
 
 
@@ -106,14 +110,27 @@ class AuditResult:
                 f"{'yes' if r.dp else 'no'}"
             )
             if m.per_criterion is not None:
-                for c, v, b in zip(self.criteria, m.per_criterion, m.baseline or [None] * len(self.criteria)):
+                baseline = m.extras.get("baseline") or [None] * len(self.criteria)
+                for c, v, b in zip(self.criteria, m.per_criterion, baseline):
                     extra = f"   MI = {b['mi_bits']:.4g} bits" if b else ""
                     lines.append(f"      {str(c):<40} {v:.6g}{extra}")
+            for cell in m.extras.get("top_cells", ()):
+                lines.append(f"      top cell: {describe_cell(cell)}")
         reasons = sorted({reason for m in self.measures.values() for reason in m.release.reasons})
         if reasons:
             lines += ["", "  not DP because:"] + [f"    - {r}" for r in reasons]
         lines += ["", "  explain trail:"] + [f"    {i + 1}. {s}" for i, s in enumerate(self.stages)]
         return "\n".join(lines)
+
+
+def describe_cell(cell: Mapping[str, Any]) -> str:
+    """One line for a top cell: ``sex=Male, income=>50K | hours-per-week=40 (over, MD 0.0123, 980 rows)``."""
+    parts = ", ".join(f"{k}={v}" for side in ("protected", "outcome") for k, v in cell[side].items())
+    if cell["admissible"]:
+        parts += " | " + ", ".join(f"{k}={v}" for k, v in cell["admissible"].items())
+    if "md" in cell:
+        parts += f" ({cell['sign']}-represented, MD {cell['md']:.4g}, {cell['count']:,} rows vs {cell['expected']:.1f} expected)"
+    return parts
 
 
 def split_budget(epsilon: float, measures: Sequence[str], split: Mapping[str, float] | None = None) -> dict[str, float]:
@@ -164,6 +181,9 @@ def audit(
     budget: Budget | None = None,
     split: Mapping[str, float] | None = None,
     seed: int | None = None,
+    k: int = 500,
+    cells: str = "domain",
+    name_cells: int | None = None,
 ) -> AuditResult:
     """Measure how far the data are from satisfying fairness criteria, privately.
 
@@ -187,6 +207,14 @@ def audit(
         How ``epsilon`` is shared; equal shares by default.
     seed : int, optional
         Reproducible noise for tests only; voids the DP guarantee (the result says so).
+    k : int, default 500
+        U_TC: how many of the largest cell contributions are summed per criterion.
+    cells : {"domain", "observed"}, default "domain"
+        U_TC: rank every declared cell, or only cells with rows (the paper's reference code).
+    name_cells : int, optional
+        U_TC: how many top cells to name. Exact mode lists them with counts (default 10). DP mode
+        names them with report-noisy-top-k on half of U_TC's ε (default 10 in domain mode; 0 turns
+        it off; observed mode cannot name cells privately).
 
     Returns
     -------
@@ -210,10 +238,14 @@ def audit(
     0.16
     """
     crits = parse_criteria(criteria)
-    names = list(dict.fromkeys(measures))
+    names = list(dict.fromkeys([measures] if isinstance(measures, str) else measures))
     if not names:
         raise DPAuditError("no measures requested; pass e.g. measures=('tvd',)")
     specs = [get_measure(m) for m in names]
+    given = {"k": k, "cells": cells, "name_cells": name_cells}
+    options = {spec.name: spec.options(given) for spec in specs}
+    shares_explained = {spec.name: spec.explain_share(**options[spec.name]) if epsilon is not None else 0.0
+                        for spec in specs}  # validates the options before anything is counted
     if epsilon is not None:
         epsilon = _check_positive("epsilon", epsilon)
         budget = budget if budget is not None else Budget(epsilon)
@@ -233,26 +265,33 @@ def audit(
     ]
     results: dict[str, MeasureResult] = {}
     for spec in specs:
-        per = spec.per_criterion(tables)
+        opts = options[spec.name]
+        per = spec.per_criterion(tables, **opts)
         exact_value = math.fsum(per)
-        sensitivity = spec.sensitivity(n, len(crits))
+        sensitivity = spec.sensitivity(crits, n, **opts)
+        formula = f"sensitivity {spec.sensitivity_formula} = {sensitivity:.4g}"
         if epsilon is None:
             release = exact_release(exact_value, sensitivity=sensitivity)
-            baseline = tuple(spec.baseline(t.counts) for t in tables) if spec.baseline else None
-            results[spec.name] = MeasureResult(spec.name, spec.title, release, tuple(per), baseline)
-            stages.append(
-                f"{spec.title}: exact sum over {len(crits)} criteria (no noise, curator-only; "
-                f"sensitivity {spec.sensitivity_factor:g}·|F|/n = {sensitivity:.4g})"
-            )
+            extras = spec.explain(tables, **opts) if spec.explain else {}
+            results[spec.name] = MeasureResult(spec.name, spec.title, release, tuple(per), extras, opts)
+            stages.append(f"{spec.title}: exact sum over {len(crits)} criteria (no noise, curator-only; {formula})")
             continue
         eps = shares[spec.name]
-        budget.spend(eps, spec.name)
-        release = laplace_release(exact_value, sensitivity=sensitivity, epsilon=eps, seed=seed, reasons=not_dp)
-        results[spec.name] = MeasureResult(spec.name, spec.title, release)
+        eps_explain = eps * shares_explained[spec.name]
+        eps_value = eps - eps_explain
+        budget.spend(eps_value, spec.name)
+        release = laplace_release(exact_value, sensitivity=sensitivity, epsilon=eps_value, seed=seed, reasons=not_dp)
         stages.append(
-            f"{spec.title}: sum over {len(crits)} criteria + {release.mechanism}, ε = {eps:g}, "
-            f"sensitivity {spec.sensitivity_factor:g}·|F|/n = {sensitivity:.4g}, scale {release.scale:.4g}"
+            f"{spec.title}: sum over {len(crits)} criteria + {release.mechanism}, ε = {eps_value:g}, "
+            f"{formula}, scale {release.scale:.4g}"
         )
+        extras = {}
+        if eps_explain > 0:
+            budget.spend(eps_explain, f"{spec.name}: explanation")
+            extras = spec.private_explain(tables, eps_explain, seed, **opts)
+            info = next((v for v in extras.values() if isinstance(v, dict) and "mechanism" in v), {})
+            stages.append(f"{spec.title} explanation: {info.get('mechanism', 'private selection')}, ε = {eps_explain:g}")
+        results[spec.name] = MeasureResult(spec.name, spec.title, release, None, extras, opts)
     return AuditResult(
         n=n,
         criteria=crits,

@@ -69,6 +69,8 @@ def _print_table(result: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from dpaudit.audit import describe_cell
+
     console = Console()
     mode = "exact values: curator-only, NOT differentially private" if result.exact else f"ε = {result.epsilon:g}"
     console.print(f"[bold]dpaudit fairness[/bold] · n = {result.n:,} · {mode}")
@@ -78,8 +80,9 @@ def _print_table(result: Any) -> None:
             table.add_column(col, justify="left" if col.startswith("measure") else "right")
         for m in result.measures.values():
             table.add_row(f"[bold]{m.title}[/bold] (sum)", f"{m.value:.6g}", "", f"{m.release.sensitivity:.3g}")
+            baseline = m.extras.get("baseline")
             for i, crit in enumerate(result.criteria):
-                mi = f"{m.baseline[i]['mi_bits']:.6g}" if m.baseline is not None else ""
+                mi = f"{baseline[i]['mi_bits']:.6g}" if baseline else ""
                 table.add_row(f"  {crit}", f"{m.per_criterion[i]:.6g}", mi, "")
     else:
         for col in ("measure", "value", "95% interval", "ε", "sensitivity", "DP"):
@@ -97,11 +100,33 @@ def _print_table(result: Any) -> None:
     console.print(table)
     if not result.exact:
         console.print("sum over: " + "; ".join(str(c) for c in result.criteria))
+    for m in result.measures.values():
+        cells = m.extras.get("top_cells")
+        if cells:
+            how = "exact" if result.exact else "named privately, noisy rank order"
+            console.print(f"[bold]{m.title} top cells[/bold] ({how}):")
+            for i, cell in enumerate(cells, 1):
+                console.print(f"  {i:>2}. {cell['criterion']}: {describe_cell(cell)}")
     reasons = sorted({reason for m in result.measures.values() for reason in m.release.reasons})
     for reason in reasons:
         console.print(f"[yellow]not DP:[/yellow] {reason}")
     for i, stage in enumerate(result.stages, 1):
         console.print(f"[dim]{i}. {stage}[/dim]")
+
+
+def _parse_split(items: list[str]) -> Optional[dict[str, float]]:
+    if not items:
+        return None
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            _fail(f"--split takes MEASURE=FRACTION (e.g. --split tvd=0.25 --split tc=0.75), got {item!r}")
+    return out
 
 
 @app.command()
@@ -117,6 +142,12 @@ def fairness(
     schema: Optional[Path] = typer.Option(None, "--schema", help="JSON file declaring the domains."),
     infer_schema: bool = typer.Option(False, "--infer-schema", help="Read domains off the data (not DP)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Reproducible noise for tests; voids the DP guarantee."),
+    k: int = typer.Option(500, "--k", help="U_TC: number of largest cell contributions summed per criterion."),
+    cells: str = typer.Option("domain", "--cells", help="U_TC: rank 'domain' cells (all declared) or 'observed' ones."),
+    name_cells: Optional[int] = typer.Option(
+        None, "--name-cells", help="U_TC: top cells to name (default 10; with --epsilon, named privately)."
+    ),
+    split: list[str] = typer.Option([], "--split", help="Budget share MEASURE=FRACTION; repeatable (default equal)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """Measure how far DATA is from satisfying fairness criteria, with an ε-DP release."""
@@ -124,8 +155,10 @@ def fairness(
 
     if exact == (epsilon is not None):
         _fail("give exactly one of --epsilon E (a DP release) or --exact (curator-only exact values)")
+    shares = _parse_split(split)
     frame, resolved = _load_data(data, schema, infer_schema)
-    result = audit(frame, criterion, measures=measure, epsilon=epsilon, schema=resolved, seed=seed)
+    result = audit(frame, criterion, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
+                   split=shares, k=k, cells=cells, name_cells=name_cells)
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:

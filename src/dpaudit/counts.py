@@ -60,6 +60,24 @@ class CountTable:
         idx = {c: i for i, c in enumerate(self.criterion.columns)}
         return list(itertools.product(*(self.domains[idx[c]].labels for c in columns)))
 
+    def cell_labels(self, block: int, protected: int, outcome: int) -> dict[str, dict[str, Any]]:
+        """Column values of one cell: ``{"protected": {...}, "outcome": {...}, "admissible": {...}}``."""
+        idx = {c: i for i, c in enumerate(self.criterion.columns)}
+
+        def side(columns: tuple[str, ...], flat: int) -> dict[str, Any]:
+            if not columns:
+                return {}
+            doms = [self.domains[idx[c]] for c in columns]
+            codes = np.unravel_index(flat, tuple(d.size for d in doms))
+            return {c: d.labels[int(code)] for c, d, code in zip(columns, doms, codes)}
+
+        crit = self.criterion
+        return {
+            "protected": side(crit.protected, protected),
+            "outcome": side(crit.outcome, outcome),
+            "admissible": side(crit.admissible, block),
+        }
+
     @property
     def block_labels(self) -> list[tuple[Any, ...]]:
         """Values of the admissible columns for each block (``[()]`` without A)."""

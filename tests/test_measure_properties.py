@@ -1,0 +1,65 @@
+"""Shared invariants, run for every registered measure and its option grid.
+
+A new measure registered in dpaudit.measures.MEASURES is picked up here automatically.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from dpaudit.measures import DEFAULT_PARAMS, MEASURES
+
+GRID = [(name, opts) for name, m in MEASURES.items()
+        for opts in ([{}] if not m.params else [{"k": 1}, {"k": 3}, {"k": 500}, {"cells": "observed"}])]
+IDS = [f"{n}-{o}" for n, o in GRID]
+
+tables = arrays(np.int64, st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(1, 4)),
+                elements=st.integers(0, 15))
+
+
+def value(name, opts, table):
+    m = MEASURES[name]
+    return m.value(table, **m.options(opts))
+
+
+@pytest.mark.parametrize("name, opts", GRID, ids=IDS)
+@settings(max_examples=80, deadline=None)
+@given(table=tables)
+def test_range(name, opts, table):
+    assert 0.0 <= value(name, opts, table) <= MEASURES[name].upper
+
+
+@pytest.mark.parametrize("name, opts", GRID, ids=IDS)
+@settings(max_examples=80, deadline=None)
+@given(table=tables, seed=st.integers(0, 2**31 - 1))
+def test_invariant_under_relabelling_values(name, opts, table, seed):
+    rng = np.random.default_rng(seed)
+    shuffled = table[rng.permutation(table.shape[0])][:, rng.permutation(table.shape[1])][:, :, rng.permutation(table.shape[2])]
+    assert value(name, opts, shuffled) == pytest.approx(value(name, opts, table), abs=1e-12)
+
+
+@pytest.mark.parametrize("name, opts", GRID, ids=IDS)
+@settings(max_examples=80, deadline=None)
+@given(table=tables, factor=st.integers(2, 5))
+def test_depends_on_proportions_only(name, opts, table, factor):
+    assert value(name, opts, table * factor) == pytest.approx(value(name, opts, table), abs=1e-12)
+
+
+@pytest.mark.parametrize("name, opts", GRID, ids=IDS)
+@settings(max_examples=80, deadline=None)
+@given(rows=arrays(np.int64, (2, 3), elements=st.integers(0, 9)), cols=arrays(np.int64, (2, 2), elements=st.integers(0, 9)))
+def test_zero_under_independence(name, opts, rows, cols):
+    assert MEASURES[name].zero_iff_independent
+    assert value(name, opts, np.einsum("ap,ao->apo", rows, cols)) == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("name, opts", GRID, ids=IDS)
+def test_positive_when_dependent(name, opts):
+    assert value(name, opts, np.array([[[5, 1], [1, 5]]])) > 0
+
+
+def test_defaults_cover_every_parameter():
+    for m in MEASURES.values():
+        assert set(m.params) <= set(DEFAULT_PARAMS)
