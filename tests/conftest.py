@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 
@@ -15,3 +16,16 @@ def adult_available():
     if os.environ.get("CI"):
         pytest.fail("CI must run with DPAUDIT_DATA pointing at the shared datasets folder (adult/ missing)")
     pytest.skip("real Adult files not found: set DPAUDIT_DATA to the shared datasets folder")
+
+
+def _flip_table(n_per_group: int, t: float) -> np.ndarray:
+    """Spec §5: balanced 2×2 table, a fraction t of (male, 0) flipped to 1 and of (female, 1) to 0."""
+    half = n_per_group // 2
+    moved = round(t * half)
+    return np.array([[half + moved, half - moved], [half - moved, half + moved]])
+
+
+@pytest.fixture
+def flip_table():
+    """The flip-test table builder ``flip_table(n_per_group, t)``."""
+    return _flip_table

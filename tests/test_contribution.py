@@ -20,19 +20,13 @@ from dpaudit.measures.contribution import (
 )
 
 
-def flip_table(n_per_group: int, t: float) -> np.ndarray:
-    half = n_per_group // 2
-    moved = round(t * half)
-    return np.array([[half + moved, half - moved], [half - moved, half + moved]])
-
-
 @pytest.mark.parametrize("t", [0.0, 0.1, 0.4, 0.7, 0.9, 1.0])
-def test_flip_closed_form_domain_mode(t):
+def test_flip_closed_form_domain_mode(t, flip_table):
     assert u_tc(flip_table(1000, t), k=4) == pytest.approx(t, abs=1e-12)
     assert u_tc(flip_table(1000, t), k=500) == pytest.approx(t, abs=1e-12)
 
 
-def test_flip_observed_mode_jumps_at_one():
+def test_flip_observed_mode_jumps_at_one(flip_table):
     assert u_tc(flip_table(1000, 0.9), k=4, cells="observed") == pytest.approx(0.9)
     # at t = 1 two cells are empty: observed mode ranks only the two others (reference code: 0.5)
     assert u_tc(flip_table(1000, 1.0), k=4, cells="observed") == pytest.approx(0.5)

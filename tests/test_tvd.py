@@ -10,15 +10,8 @@ from dpaudit.measures import MEASURES
 from dpaudit.measures.tvd import block_tvd, mutual_information, u_mi_tvd
 
 
-def flip_table(n_per_group: int, t: float) -> np.ndarray:
-    """Spec §5: balanced 2×2 table, a fraction t of (male, 0) flipped to 1 and of (female, 1) to 0."""
-    half = n_per_group // 2
-    moved = round(t * half)
-    return np.array([[half + moved, half - moved], [half - moved, half + moved]])
-
-
 @pytest.mark.parametrize("t", [0.0, 0.1, 0.3, 0.5, 0.8, 1.0])
-def test_flip_closed_form(t):
+def test_flip_closed_form(t, flip_table):
     table = flip_table(1000, t)
     assert u_mi_tvd(table) == pytest.approx(t * t / 2, abs=1e-12)
     # MI of the flip table: 1 − H2((1+t)/2) bits (spec §5)

@@ -26,35 +26,21 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dpaudit.measures._tables import as_blocks, signed_deviation
+
 __all__ = [
     "marginal_differences",
     "top_k_sum",
     "u_tc",
     "tc_sensitivity",
     "top_cells",
+    "top_cells_of_tables",
+    "private_top_cells",
     "CELL_MODES",
 ]
 
 CELL_MODES = ("domain", "observed")
 CellMode = Literal["domain", "observed"]
-
-
-def _blocks(counts: np.ndarray) -> np.ndarray:
-    table = np.asarray(counts, dtype=np.float64)
-    if table.ndim == 2:
-        table = table[None]
-    if table.ndim != 3:
-        raise ValueError(f"count table must have shape (blocks, P, O) or (P, O), got {table.shape}")
-    return table
-
-
-def signed_deviation(counts: np.ndarray) -> np.ndarray:
-    """Observed minus expected count ``c − r·s/n_a`` per cell (0 in empty blocks), shape (B, P, O)."""
-    table = _blocks(counts)
-    n_a = table.sum(axis=(1, 2))
-    safe = np.where(n_a > 0, n_a, 1.0)
-    expected = table.sum(axis=2)[:, :, None] * table.sum(axis=1)[:, None, :] / safe[:, None, None]
-    return table - expected
 
 
 def marginal_differences(counts: np.ndarray, *, cells: CellMode = "domain") -> np.ndarray:
@@ -66,9 +52,9 @@ def marginal_differences(counts: np.ndarray, *, cells: CellMode = "domain") -> n
     [[[0.125, 0.125], [0.125, 0.125]]]
     """
     _check_cells(cells)
-    table = _blocks(counts)
+    table = as_blocks(counts)
     n = table.sum()
-    md = np.abs(signed_deviation(table)) / (n if n > 0 else 1.0)
+    md = np.abs(signed_deviation(table)[1]) / (n if n > 0 else 1.0)
     if cells == "observed":
         md = np.where(table > 0, md, 0.0)
     return md
@@ -129,7 +115,7 @@ def top_cells(counts: np.ndarray, m: int, *, cells: CellMode = "domain") -> list
     Each entry: ``index`` (block, p, o), ``md``, ``count``, ``expected`` (r·s/n_a) and ``sign``
     (``"over"`` when the cell holds more rows than independence predicts, ``"under"`` when fewer).
     """
-    table = _blocks(counts)
+    table = as_blocks(counts)
     md = marginal_differences(table, cells=cells)
     flat = md.ravel()
     m = min(m, flat.size)
@@ -137,7 +123,7 @@ def top_cells(counts: np.ndarray, m: int, *, cells: CellMode = "domain") -> list
         return []
     part = np.argpartition(-flat, m - 1)[:m] if m < flat.size else np.arange(flat.size)
     order = part[np.lexsort((part, -flat[part]))]
-    deviation = signed_deviation(table).ravel()
+    deviation = signed_deviation(table)[1].ravel()
     out = []
     for i in order:
         if flat[i] <= 0:  # independent cells (and unobserved ones in observed mode) drive nothing

@@ -17,19 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpaudit.measures._tables import as_blocks, signed_deviation
+
 __all__ = ["block_tvd", "u_mi_tvd", "mutual_information", "TVD_SENSITIVITY"]
 
 #: Replace-one sensitivity of U_MI^TVD per criterion, times n (docs/privacy.md, "U_MI^TVD").
 TVD_SENSITIVITY = 16.0
-
-
-def _as_blocks(counts: np.ndarray) -> np.ndarray:
-    table = np.asarray(counts, dtype=np.float64)
-    if table.ndim == 2:
-        table = table[None]
-    if table.ndim != 3:
-        raise ValueError(f"count table must have shape (blocks, P, O) or (P, O), got {table.shape}")
-    return table
 
 
 def block_tvd(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -41,11 +34,8 @@ def block_tvd(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> n_a.tolist(), t.tolist()
     ([4.0], [0.5])
     """
-    table = _as_blocks(counts)
-    n_a = table.sum(axis=(1, 2))
-    safe = np.where(n_a > 0, n_a, 1.0)
-    expected = table.sum(axis=2)[:, :, None] * table.sum(axis=1)[:, None, :] / safe[:, None, None]
-    tvd = 0.5 * np.abs(table - expected).sum(axis=(1, 2)) / safe
+    n_a, deviation = signed_deviation(counts)
+    tvd = 0.5 * np.abs(deviation).sum(axis=(1, 2)) / np.where(n_a > 0, n_a, 1.0)
     return n_a, tvd
 
 
@@ -72,7 +62,7 @@ def mutual_information(counts: np.ndarray, *, base: float = np.e) -> float:
     >>> round(mutual_information(np.array([[5, 0], [0, 5]]), base=2), 12)
     1.0
     """
-    table = _as_blocks(counts)
+    table = as_blocks(counts)
     n = table.sum()
     if n == 0:
         return 0.0
