@@ -166,3 +166,27 @@ def test_tc_bad_options(csv_file, args, message):
     path, schema = csv_file
     result = run("fairness", path, "-c", "g ⊥ y", "-m", "tvd", "-m", "tc", "--epsilon", "1", "--schema", schema, *args)
     assert result.exit_code == 2 and message in result.stderr
+
+
+@pytest.mark.parametrize("semantics", ["ci", "bag", "set"])
+def test_repair_json_and_table(csv_file, semantics):
+    path, schema = csv_file
+    exact = run("fairness", path, "-c", "g ⊥ y | z", "-m", "repair", "--semantics", semantics, "--exact",
+                "--schema", schema, "--json")
+    assert exact.exit_code == 0, exact.output
+    rep = json.loads(exact.stdout)["measures"]["repair"]
+    assert rep["semantics"] == semantics and rep["sensitivity"] == 2.0 and rep["exact"] is True
+    assert rep["options"] == {"semantics": semantics, "time_limit": 10.0}
+    assert rep["value"] == pytest.approx(sum(b["value"] for b in rep["per_block"]))
+    table = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--semantics", semantics, "--exact", "--schema", schema)
+    assert table.exit_code == 0 and f"U_R ({semantics}) repair" in table.stdout
+    dp = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--semantics", semantics, "--epsilon", "2",
+             "--schema", schema, "--json")
+    rep = json.loads(dp.stdout)["measures"]["repair"]
+    assert rep["dp"] is True and rep["scale"] == 1.0 and "per_block" not in rep
+
+
+def test_repair_bad_semantics(csv_file):
+    path, schema = csv_file
+    result = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--semantics", "multiset", "--exact", "--schema", schema)
+    assert result.exit_code == 2 and "semantics must be one of ci, bag, set" in result.stderr

@@ -22,9 +22,11 @@ CRITERIA = {
 }
 
 # Every registered measure with the option grids its sensitivity depends on.
-MEASURE_OPTIONS = [("tvd", {})] + [
-    ("tc", {"k": k, "cells": cells}) for k in (1, 2, 5, 500) for cells in ("domain", "observed")
-]
+MEASURE_OPTIONS = (
+    [("tvd", {})]
+    + [("tc", {"k": k, "cells": cells}) for k in (1, 2, 5, 500) for cells in ("domain", "observed")]
+    + [("repair", {"semantics": s, "time_limit": 10.0}) for s in ("ci", "bag", "set")]
+)
 
 
 def tables(rows: np.ndarray, sizes: tuple[int, ...], crit) -> np.ndarray:

@@ -184,6 +184,8 @@ def audit(
     k: int = 500,
     cells: str = "domain",
     name_cells: int | None = None,
+    semantics: str = "ci",
+    time_limit: float = 10.0,
 ) -> AuditResult:
     """Measure how far the data are from satisfying fairness criteria, privately.
 
@@ -215,6 +217,10 @@ def audit(
         U_TC: how many top cells to name. Exact mode lists them with counts (default 10). DP mode
         names them with report-noisy-top-k on half of U_TC's ε (default 10 in domain mode; 0 turns
         it off; observed mode cannot name cells privately).
+    semantics : {"ci", "bag", "set"}, default "ci"
+        U_R: what "repaired" means (see :mod:`dpaudit.measures.repair`).
+    time_limit : float, default 10
+        U_R: seconds per block for the solver on blocks too large to enumerate (bag/set).
 
     Returns
     -------
@@ -242,7 +248,7 @@ def audit(
     if not names:
         raise DPAuditError("no measures requested; pass e.g. measures=('tvd',)")
     specs = [get_measure(m) for m in names]
-    given = {"k": k, "cells": cells, "name_cells": name_cells}
+    given = {"k": k, "cells": cells, "name_cells": name_cells, "semantics": semantics, "time_limit": time_limit}
     options = {spec.name: spec.options(given) for spec in specs}
     shares_explained = {spec.name: spec.explain_share(**options[spec.name]) if epsilon is not None else 0.0
                         for spec in specs}  # validates the options before anything is counted
@@ -266,13 +272,14 @@ def audit(
     results: dict[str, MeasureResult] = {}
     for spec in specs:
         opts = options[spec.name]
-        per = spec.per_criterion(tables, **opts)
+        assessment = spec.assess(tables, details=epsilon is None, **opts)
+        per = assessment.per_criterion
         exact_value = math.fsum(per)
         sensitivity = spec.sensitivity(crits, n, **opts)
         formula = f"sensitivity {spec.sensitivity_formula} = {sensitivity:.4g}"
         if epsilon is None:
             release = exact_release(exact_value, sensitivity=sensitivity)
-            extras = spec.explain(tables, **opts) if spec.explain else {}
+            extras = assessment.details
             results[spec.name] = MeasureResult(spec.name, spec.title, release, tuple(per), extras, opts)
             stages.append(f"{spec.title}: exact sum over {len(crits)} criteria (no noise, curator-only; {formula})")
             continue
@@ -280,7 +287,8 @@ def audit(
         eps_explain = eps * shares_explained[spec.name]
         eps_value = eps - eps_explain
         budget.spend(eps_value, spec.name)
-        release = laplace_release(exact_value, sensitivity=sensitivity, epsilon=eps_value, seed=seed, reasons=not_dp)
+        release = laplace_release(exact_value, sensitivity=sensitivity, epsilon=eps_value, seed=seed,
+                                  reasons=not_dp + assessment.caveats)
         stages.append(
             f"{spec.title}: sum over {len(crits)} criteria + {release.mechanism}, ε = {eps_value:g}, "
             f"{formula}, scale {release.scale:.4g}"

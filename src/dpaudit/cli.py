@@ -101,6 +101,9 @@ def _print_table(result: Any) -> None:
     if not result.exact:
         console.print("sum over: " + "; ".join(str(c) for c in result.criteria))
     for m in result.measures.values():
+        blocks = m.extras.get("per_block")
+        if blocks:
+            _print_repair(console, m, blocks)
         cells = m.extras.get("top_cells")
         if cells:
             how = "exact" if result.exact else "named privately, noisy rank order"
@@ -112,6 +115,27 @@ def _print_table(result: Any) -> None:
         console.print(f"[yellow]not DP:[/yellow] {reason}")
     for i, stage in enumerate(result.stages, 1):
         console.print(f"[dim]{i}. {stage}[/dim]")
+
+
+def _print_repair(console: Any, m: Any, blocks: list[dict[str, Any]]) -> None:
+    """What the repair changes: the largest blocks, with their cell changes or kept groups."""
+    exact = "exact" if m.extras["exact"] else f"bounds [{m.value:,.6g}, {m.extras['upper']:,.6g}]"
+    console.print(f"[bold]{m.title} ({m.extras['semantics']}) repair[/bold] — {exact}; largest blocks:")
+    for block in sorted(blocks, key=lambda b: -b["upper"])[:5]:
+        where = ", ".join(f"{k}={v}" for k, v in block["admissible"].items())
+        bound = "" if block["exact"] else f" (≤ {block['upper']:,.6g})"
+        console.print(f"  {block['criterion']}{' | ' + where if where else ''}: {block['value']:,.6g}{bound}")
+        for change in block.get("changes", [])[:4]:
+            cell = ", ".join(f"{k}={v}" for side in ("protected", "outcome") for k, v in change[side].items())
+            verb = "add" if change["change"] > 0 else "remove"
+            console.print(f"      {verb} {abs(change['change']):,.1f} rows ({cell}): {change['count']:,} → {change['repaired']:,.1f}")
+        if "deleted" in block and block["deleted"]:
+            console.print("      delete groups: " + "; ".join(", ".join(f"{k}={v}" for k, v in g.items()) for g in block["deleted"]))
+        if "target" in block and block["kept"]:
+            aligned = "; ".join(
+                ", ".join(f"{k}={v}" for k, v in t.items() if k != "count") + f": {t['count']:,.0f}" for t in block["target"]
+            )
+            console.print(f"      kept groups get the same outcome counts: {aligned}")
 
 
 def _parse_split(items: list[str]) -> Optional[dict[str, float]]:
@@ -147,6 +171,8 @@ def fairness(
     name_cells: Optional[int] = typer.Option(
         None, "--name-cells", help="U_TC: top cells to name (default 10; with --epsilon, named privately)."
     ),
+    semantics: str = typer.Option("ci", "--semantics", help="U_R: repair semantics ci, bag or set."),
+    time_limit: float = typer.Option(10.0, "--time-limit", help="U_R: solver seconds per block (bag/set)."),
     split: list[str] = typer.Option([], "--split", help="Budget share MEASURE=FRACTION; repeatable (default equal)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
@@ -158,7 +184,8 @@ def fairness(
     shares = _parse_split(split)
     frame, resolved = _load_data(data, schema, infer_schema)
     result = audit(frame, criterion, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
-                   split=shares, k=k, cells=cells, name_cells=name_cells)
+                   split=shares, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
+                   time_limit=time_limit)
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:

@@ -18,12 +18,15 @@ import numpy as np
 
 from dpaudit._errors import DPAuditError
 from dpaudit.measures import contribution as _tc
+from dpaudit.measures import repair as _repair
 from dpaudit.measures.tvd import TVD_SENSITIVITY, mutual_information, u_mi_tvd
 
-__all__ = ["Measure", "MEASURES", "get_measure", "u_mi_tvd", "mutual_information", "DEFAULT_PARAMS"]
+__all__ = ["Measure", "Assessment", "MEASURES", "get_measure", "u_mi_tvd", "mutual_information", "DEFAULT_PARAMS"]
 
 #: Defaults of the measure parameters accepted by :func:`dpaudit.audit`.
-DEFAULT_PARAMS: dict[str, Any] = {"k": 500, "cells": "domain", "name_cells": None}
+DEFAULT_PARAMS: dict[str, Any] = {
+    "k": 500, "cells": "domain", "name_cells": None, "semantics": "ci", "time_limit": 10.0,
+}
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,13 @@ class Measure:
         Details released privately with a share of the measure's ε.
     explain_share : callable (**params) -> float
         Fraction of the measure's ε that ``private_explain`` spends (0: no private details).
+    assessor : callable (tables, details, **params) -> Assessment, optional
+        Computes values, details and DP caveats in one pass (for measures whose details come out of
+        the same expensive computation, like a repair); by default built from ``value``/``explain``.
+    degree : callable (**params) -> int
+        Homogeneity: scaling every count by λ scales the value by λ**degree (0: proportions only).
+    zero_if_independent : callable (**params) -> bool
+        Whether the value is 0 on every independent table (with ``zero_iff_independent``: exactly then).
     """
 
     name: str
@@ -71,6 +81,9 @@ class Measure:
     explain: Callable[..., dict[str, Any]] | None = field(default=None)
     private_explain: Callable[..., dict[str, Any]] | None = field(default=None)
     explain_share: Callable[..., float] = field(default=lambda **params: 0.0)
+    assessor: Callable[..., Assessment] | None = field(default=None)
+    degree: Callable[..., int] = field(default=lambda **params: 0)
+    zero_if_independent: Callable[..., bool] = field(default=lambda **params: True)
 
     def options(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """This measure's parameters: defaults overridden by ``given`` (other keys ignored)."""
@@ -84,6 +97,27 @@ class Measure:
     def per_criterion(self, tables: Sequence[Any], **params: Any) -> list[float]:
         """Exact value of every criterion, from its CountTable (or raw count array)."""
         return [self.value(getattr(t, "counts", t), **params) for t in tables]
+
+    def assess(self, tables: Sequence[Any], *, details: bool, **params: Any) -> Assessment:
+        """Per-criterion values, exact-only details (when ``details``) and DP caveats, in one pass."""
+        if self.assessor is not None:
+            return self.assessor(tables, details=details, **params)
+        extra = self.explain(tables, **params) if details and self.explain else {}
+        return Assessment(self.per_criterion(tables, **params), extra)
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What a measure computed on the count tables of F.
+
+    ``per_criterion`` are exact values; ``details`` are curator-only explanations; ``caveats`` are
+    reasons why a Laplace release of the sum would not be DP (e.g. a solver stopped at its time limit,
+    so the value is a bound whose sensitivity is not proven).
+    """
+
+    per_criterion: list[float]
+    details: dict[str, Any] = field(default_factory=dict)
+    caveats: tuple[str, ...] = ()
 
 
 # -- U_MI^TVD ---------------------------------------------------------------------------------------
@@ -136,6 +170,36 @@ def _tc_private_explain(tables: Sequence[Any], epsilon: float, seed: int | None,
     return _tc.private_top_cells(list(tables), _tc_names(cells, name_cells), epsilon=epsilon, seed=seed)
 
 
+# -- U_R --------------------------------------------------------------------------------------------
+def _repair_value(counts: np.ndarray, *, semantics: str, time_limit: float) -> float:
+    return _repair.u_r(counts, semantics=semantics, time_limit=time_limit)
+
+
+def _repair_assess(tables: Sequence[Any], *, details: bool, semantics: str, time_limit: float) -> Assessment:
+    _repair.check_options(semantics, time_limit)
+    per, blocks, caveats = [], [], []
+    for t in tables:
+        results = _repair.repair_blocks(t.counts, semantics, time_limit=time_limit)
+        per.append(math.fsum(r.lower for r in results))
+        inexact = [i for i, r in enumerate(results) if not r.exact]
+        if inexact and semantics != "ci":
+            caveats.append(
+                f"U_R ({semantics}) of '{t.criterion}': {len(inexact)} block(s) hit the {time_limit:g} s "
+                "solver limit, so the value is a lower bound whose sensitivity is not proven; raise time_limit"
+            )
+        if details:
+            blocks += [_repair.describe_block(t, i, r) for i, r in enumerate(results) if t.counts[i].sum() > 0]
+    extra: dict[str, Any] = {}
+    if details:
+        extra = {
+            "semantics": semantics,
+            "exact": all(b["exact"] for b in blocks),
+            "upper": math.fsum(b["upper"] for b in blocks),
+            "per_block": blocks,
+        }
+    return Assessment(per, extra, tuple(caveats))
+
+
 MEASURES: dict[str, Measure] = {
     "tvd": Measure(
         name="tvd",
@@ -161,6 +225,20 @@ MEASURES: dict[str, Measure] = {
         explain=_tc_explain,
         private_explain=_tc_private_explain,
         explain_share=_tc_explain_share,
+    ),
+    "repair": Measure(
+        name="repair",
+        title="U_R",
+        value=_repair_value,
+        criterion_sensitivity=lambda conditional, n, **params: 2.0,
+        sensitivity_formula="2·|F|",
+        upper=math.inf,
+        zero_iff_independent=False,
+        reference="Vologdin, Tao, Gilad, PVLDB 19(9), Alg. 2; spec §2.3",
+        params=("semantics", "time_limit"),
+        assessor=_repair_assess,
+        degree=lambda *, semantics, time_limit=None: 0 if semantics == "set" else 1,
+        zero_if_independent=lambda *, semantics, time_limit=None: semantics != "bag",
     ),
 }
 
