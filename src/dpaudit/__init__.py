@@ -15,6 +15,7 @@ from dpaudit._errors import (
     DPAuditError,
     SchemaError,
 )
+from dpaudit import datasets
 from dpaudit.audit import AuditResult, MeasureResult, audit, split_budget
 from dpaudit.counts import CountTable, count_tables
 from dpaudit.criteria import Criterion, parse_criteria
@@ -44,6 +45,7 @@ __all__ = [
     "SchemaError",
     "audit",
     "count_tables",
+    "datasets",
     "exact_release",
     "laplace_release",
     "mutual_information",
