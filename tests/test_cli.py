@@ -190,3 +190,29 @@ def test_repair_bad_semantics(csv_file):
     path, schema = csv_file
     result = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--semantics", "multiset", "--exact", "--schema", schema)
     assert result.exit_code == 2 and "semantics must be one of ci, bag, set" in result.stderr
+
+
+def test_repair_wcnf_roundtrip_with_rc2(csv_file, tmp_path):
+    """The exported formula's optimum (RC2) equals dpaudit's exact U_R (set semantics)."""
+    from pysat.examples.rc2 import RC2
+    from pysat.formula import WCNF
+
+    from dpaudit import Schema, audit, repair_wcnf
+
+    path, schema_file = csv_file
+    schema = Schema.from_json(schema_file)
+    out = tmp_path / "u_r.wcnf"
+    text = repair_wcnf(path, ["g ⊥ y | z", "g ⊥ y"], schema=schema, semantics="set", path=str(out))
+    assert out.read_text() == text
+    solver = RC2(WCNF(from_string=text))
+    solver.compute()
+    exact = audit(path, ["g ⊥ y | z", "g ⊥ y"], measures=("repair",), schema=schema, semantics="set")
+    assert solver.cost == exact["repair"].value
+
+    result = run("repair-wcnf", path, "-c", "g ⊥ y", "--semantics", "bag", "--schema", schema_file, "-o",
+                 str(tmp_path / "cli.wcnf"))
+    assert result.exit_code == 0 and "p wcnf" in result.stdout and (tmp_path / "cli.wcnf").is_file()
+    bad = run("repair-wcnf", path, "-c", "g ⊥ y", "--semantics", "ci", "--schema", schema_file, "-o",
+              str(tmp_path / "ci.wcnf"))
+    assert bad.exit_code == 2 and "no tuple-level WCNF encoding" in bad.stderr
+    assert not (tmp_path / "ci.wcnf").exists()  # nothing written half-way

@@ -16,7 +16,7 @@ from dpaudit._errors import (
     SchemaError,
 )
 from dpaudit import datasets
-from dpaudit.audit import AuditResult, MeasureResult, audit, split_budget
+from dpaudit.audit import AuditResult, MeasureResult, audit, repair_wcnf, split_budget
 from dpaudit.counts import CountTable, count_tables
 from dpaudit.criteria import Criterion, parse_criteria
 from dpaudit.measures import MEASURES, Measure, mutual_information, u_mi_tvd
@@ -50,6 +50,7 @@ __all__ = [
     "laplace_release",
     "mutual_information",
     "parse_criteria",
+    "repair_wcnf",
     "split_budget",
     "u_mi_tvd",
 ]

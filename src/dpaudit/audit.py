@@ -21,7 +21,7 @@ from dpaudit.measures import get_measure
 from dpaudit.privacy import Budget, Release, _check_positive, exact_release, laplace_release
 from dpaudit.schema import Schema
 
-__all__ = ["audit", "AuditResult", "MeasureResult", "split_budget"]
+__all__ = ["audit", "AuditResult", "MeasureResult", "split_budget", "repair_wcnf", "describe_cell"]
 
 
 @dataclass(frozen=True)
@@ -308,3 +308,35 @@ def audit(
         stages=tuple(stages),
         schema_data_derived=resolved.data_derived,
     )
+
+
+def repair_wcnf(
+    data: Any,
+    criteria: CriterionLike | Iterable[CriterionLike],
+    *,
+    schema: Schema | str | None = None,
+    semantics: str = "bag",
+    path: str | None = None,
+    max_clauses: int = 50_000_000,
+) -> str:
+    """The paper's tuple-level weighted MaxSAT encoding of U_R, complete, as DIMACS WCNF text.
+
+    Lets anyone check dpaudit's exact ``bag``/``set`` values with an external MaxSAT solver: the
+    optimum of the formula equals ``audit(data, criteria, measures=("repair",), semantics=...)``'s
+    exact value. Written to ``path`` too when given (atomically: a temporary file, then a rename).
+    See :mod:`dpaudit.measures._wcnf` for the encoding; spec §2.3.
+    """
+    import os
+    import tempfile
+
+    from dpaudit.measures._wcnf import repair_wcnf as _encode
+
+    crits = parse_criteria(criteria)
+    tables = count_tables(data, crits, _resolve_schema(data, schema))
+    text = _encode(tables, semantics, max_clauses=max_clauses)
+    if path is not None:
+        folder = os.path.dirname(os.path.abspath(path))
+        with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp", encoding="utf-8") as tmp:
+            tmp.write(text)
+        os.replace(tmp.name, path)
+    return text
