@@ -65,6 +65,18 @@ def _load_data(data: str, schema_file: Optional[Path], infer_schema: bool) -> tu
     return frame, schema
 
 
+def _criteria_with_preset(data: str, criteria: list[str], preset: Optional[str]) -> list[str]:
+    from dpaudit import datasets
+
+    if preset is not None:
+        if data not in datasets.names():
+            _fail(f"--preset needs a registered dataset ({', '.join(datasets.names())}), not {data!r}")
+        criteria = list(datasets.preset(data, preset)) + list(criteria)
+    if not criteria:
+        _fail("give at least one criterion (-c 'P ⊥ O | A') or a --preset of a registered dataset")
+    return criteria
+
+
 def _print_table(result: Any) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -158,7 +170,10 @@ def _parse_split(items: list[str]) -> Optional[dict[str, float]]:
 def fairness(
     data: str = typer.Argument(..., help="A registered dataset name (e.g. adult) or a CSV/Parquet path."),
     criterion: list[str] = typer.Option(
-        ..., "-c", "--criterion", help="Criterion 'P ⊥ O | A' (ASCII: 'P _|_ O | A'); repeatable."
+        [], "-c", "--criterion", help="Criterion 'P ⊥ O | A' (ASCII: 'P _|_ O | A'); repeatable."
+    ),
+    preset: Optional[str] = typer.Option(
+        None, "--preset", help="A registered dataset's named criteria (e.g. paper); adds to -c."
     ),
     measure: list[str] = typer.Option(["tvd"], "--measure", "-m", help="Measure to compute; repeatable."),
     epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Total privacy budget ε of this audit."),
@@ -182,8 +197,9 @@ def fairness(
     if exact == (epsilon is not None):
         _fail("give exactly one of --epsilon E (a DP release) or --exact (curator-only exact values)")
     shares = _parse_split(split)
+    criteria = _criteria_with_preset(data, criterion, preset)
     frame, resolved = _load_data(data, schema, infer_schema)
-    result = audit(frame, criterion, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
+    result = audit(frame, criteria, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
                    split=shares, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
                    time_limit=time_limit)
     if as_json:
@@ -210,6 +226,42 @@ def repair_wcnf_command(
     text = repair_wcnf(frame, criterion, schema=resolved, semantics=semantics, path=str(out), max_clauses=max_clauses)
     header = next(line for line in text.splitlines() if line.startswith("p "))
     typer.echo(f"wrote {out} ({header})")
+
+
+datasets_app = typer.Typer(no_args_is_help=True, help="Registered datasets: list, describe, locate.")
+app.add_typer(datasets_app, name="datasets")
+
+
+@datasets_app.command("list")
+@_user_errors
+def datasets_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the registered datasets."""
+    from dpaudit import datasets
+
+    rows = [(name, datasets.info(name)) for name in datasets.names()]
+    if as_json:
+        sys.stdout.write(json.dumps([{"name": n, "title": i.title, "rows": i.rows} for n, i in rows], indent=2) + "\n")
+        return
+    for name, meta in rows:
+        typer.echo(f"{name:<20} {meta.rows:>9,} rows  {meta.title}")
+
+
+@datasets_app.command("info")
+@_user_errors
+def datasets_info(name: str = typer.Argument(..., help="Dataset name.")) -> None:
+    """Source, license, rows, citation, checksums, columns and presets of a dataset (JSON)."""
+    from dpaudit import datasets
+
+    sys.stdout.write(json.dumps(datasets.info(name).to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+
+@datasets_app.command("path")
+@_user_errors
+def datasets_path(name: str = typer.Argument(..., help="Dataset name.")) -> None:
+    """The folder the dataset's files are read from ($DPAUDIT_DATA/<folder>, else the cache)."""
+    from dpaudit import datasets
+
+    typer.echo(str(datasets.path(name)))
 
 
 @app.callback()

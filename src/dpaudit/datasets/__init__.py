@@ -1,28 +1,59 @@
-"""Registry of real datasets, each with a declared schema.
+"""Registry of real datasets and synthetic generators, each with a declared schema.
 
 >>> from dpaudit import datasets
->>> "adult" in datasets.names()
+>>> "adult" in datasets.list()
 True
+>>> datasets.info("adult").presets["paper"][1]
+'sex ⊥ income'
 
 Files are read from ``$DPAUDIT_DATA/<folder>/`` (the layout of the shared datasets folder), else
-from the user cache, else downloaded from the public address and verified by sha256.
+from the user cache, else downloaded from the public address and verified by sha256 (see
+:mod:`dpaudit.datasets._files`). Each dataset module defines ``INFO``, a :class:`DatasetInfo`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import builtins
+import importlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dpaudit._errors import DatasetError
 from dpaudit.datasets._files import DATA_ENV, DataFile, cache_dir, fetch_bytes
 from dpaudit.schema import Schema
 
-__all__ = ["DatasetInfo", "load", "info", "names", "DATA_ENV", "cache_dir", "fetch_bytes", "DataFile"]
+__all__ = [
+    "DatasetInfo", "load", "info", "list", "names", "path", "preset",
+    "DATA_ENV", "cache_dir", "fetch_bytes", "DataFile",
+]
 
 
 @dataclass(frozen=True)
 class DatasetInfo:
+    """What dpaudit knows about a registered dataset.
+
+    Attributes
+    ----------
+    name, title : str
+    rows : int
+        Rows of the frame ``load`` returns.
+    source, license, citation : str
+    files : tuple of DataFile
+        The files read (folder, name, content sha256, download address).
+    schema : Schema
+        The declared domains of every column the loader returns.
+    loader : callable () -> frame
+        Reads and verifies the files; returns a pandas DataFrame.
+    presets : mapping of str to tuple of str
+        Named lists of criteria (``"paper"``: the unfairness paper's criteria or their closest
+        stand-ins on this data; see docs/datasets.md).
+    notes : str
+        Preprocessing and stand-in choices, in one paragraph.
+    """
+
     name: str
     title: str
     rows: int
@@ -30,38 +61,49 @@ class DatasetInfo:
     license: str
     citation: str
     files: tuple[DataFile, ...]
-    loader: Callable[[], tuple[Any, Schema]]
+    schema: Schema
+    loader: Callable[[], Any]
+    presets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    notes: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "rows": self.rows,
+            "source": self.source,
+            "license": self.license,
+            "citation": self.citation,
+            "files": [
+                {"folder": f.folder, "name": f.name, "sha256": f.sha256, "url": f.url} for f in self.files
+            ],
+            "presets": {k: builtins.list(v) for k, v in self.presets.items()},
+            "columns": builtins.list(self.schema.columns),
+            "notes": self.notes,
+        }
 
 
-def _adult_info() -> DatasetInfo:
-    from dpaudit.datasets import _adult
-
-    return DatasetInfo(
-        name="adult",
-        title="UCI Adult (Census Income), train + test",
-        rows=48_842,
-        source="UCI Machine Learning Repository, dataset 2 (https://archive.ics.uci.edu/dataset/2/adult)",
-        license="CC BY 4.0",
-        citation="Becker, B. & Kohavi, R. (1996). Adult. UCI ML Repository. doi:10.24432/C5XW20",
-        files=_adult.FILES,
-        loader=_adult.load,
-    )
+# name -> module defining INFO (imported on first use, so `import dpaudit` stays light)
+_REGISTRY: dict[str, str] = {
+    "adult": "dpaudit.datasets._adult",
+}
 
 
-_REGISTRY: dict[str, Callable[[], DatasetInfo]] = {"adult": _adult_info}
-
-
-def names() -> list[str]:
+def names() -> builtins.list[str]:
     """Names of the registered datasets."""
     return sorted(_REGISTRY)
 
 
+list = names  # the registry's listing, as ``datasets.list()``  # noqa: A001
+
+
 def info(name: str) -> DatasetInfo:
-    """Source, license, rows, citation and checksums of a registered dataset."""
+    """Source, license, rows, citation, checksums, schema and presets of a registered dataset."""
     try:
-        return _REGISTRY[name]()
-    except KeyError:
+        module = _REGISTRY[name]
+    except (KeyError, TypeError):
         raise DatasetError(f"unknown dataset {name!r}; registered: {', '.join(names())}") from None
+    return importlib.import_module(module).INFO
 
 
 def load(name: str) -> tuple[Any, Schema]:
@@ -71,4 +113,23 @@ def load(name: str) -> tuple[Any, Schema]:
     --------
     ``frame, schema = load("adult")`` gives the 48,842 Adult rows and their declared schema.
     """
-    return info(name).loader()
+    meta = info(name)
+    return meta.loader(), meta.schema
+
+
+def preset(name: str, preset_name: str = "paper") -> tuple[str, ...]:
+    """The criteria of a dataset's named preset (e.g. ``preset("compas", "paper")``)."""
+    meta = info(name)
+    try:
+        return tuple(meta.presets[preset_name])
+    except KeyError:
+        known = ", ".join(meta.presets) or "(none)"
+        raise DatasetError(f"dataset {name!r} has no preset {preset_name!r}; presets: {known}") from None
+
+
+def path(name: str) -> Path:
+    """The folder a dataset's files are read from now: ``$DPAUDIT_DATA/<folder>`` if set, else the cache."""
+    meta = info(name)
+    folder = meta.files[0].folder if meta.files else name
+    root = os.environ.get(DATA_ENV)
+    return (Path(root) if root else cache_dir()) / folder

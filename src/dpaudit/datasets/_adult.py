@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import math
 
+from dpaudit.datasets import DatasetInfo
 from dpaudit.datasets._files import DataFile, fetch_bytes
 from dpaudit.schema import Binned, Categorical, Schema
 
@@ -62,8 +63,8 @@ SCHEMA = Schema(
 )
 
 
-def load():
-    """The 48,842 rows of Adult (train then test) as a pandas DataFrame, and its declared schema."""
+def load_frame():
+    """The 48,842 rows of Adult (train then test) as a pandas DataFrame."""
     import pandas as pd
 
     parts = []
@@ -74,4 +75,31 @@ def load():
         parts.append(frame)
     frame = pd.concat(parts, ignore_index=True)
     frame["income"] = frame["income"].str.rstrip(".")
-    return frame, SCHEMA
+    return frame
+
+
+INFO = DatasetInfo(
+    name="adult",
+    title="UCI Adult (Census Income), train + test",
+    rows=48_842,
+    source="UCI Machine Learning Repository, dataset 2 (https://archive.ics.uci.edu/dataset/2/adult)",
+    license="CC BY 4.0",
+    citation="Becker, B. & Kohavi, R. (1996). Adult. UCI Machine Learning Repository. doi:10.24432/C5XW20",
+    files=FILES,
+    schema=SCHEMA,
+    loader=load_frame,
+    presets={
+        "paper": (
+            "education-num ⊥ income",
+            "sex ⊥ income",
+            "race ⊥ income",
+            "sex ⊥ income | hours-per-week",
+        ),
+    },
+    notes=(
+        "Train and test joined; the test file's first line is skipped and its labels lose their "
+        "trailing period. '?' is an ordinary declared category (as the paper's loader treats it). "
+        "education-num and hours-per-week are integer categories 1..16 and 1..99; age, fnlwgt, "
+        "capital-gain and capital-loss are binned at fixed edges."
+    ),
+)
