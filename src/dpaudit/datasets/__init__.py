@@ -86,6 +86,9 @@ class DatasetInfo:
 # name -> module defining INFO (imported on first use, so `import dpaudit` stays light)
 _REGISTRY: dict[str, str] = {
     "adult": "dpaudit.datasets._adult",
+    "compas": "dpaudit.datasets._compas",
+    "compas-two-years": "dpaudit.datasets._compas_two_years",
+    "healthcare": "dpaudit.datasets._healthcare",
 }
 
 
