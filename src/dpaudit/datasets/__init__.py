@@ -89,6 +89,10 @@ _REGISTRY: dict[str, str] = {
     "compas": "dpaudit.datasets._compas",
     "compas-two-years": "dpaudit.datasets._compas_two_years",
     "healthcare": "dpaudit.datasets._healthcare",
+    "cps1988": "dpaudit.datasets._cps",
+    "cpssw8": "dpaudit.datasets._cps_sw8",
+    "credit": "dpaudit.datasets._credit",
+    "stackoverflow": "dpaudit.datasets._stackoverflow",
 }
 
 

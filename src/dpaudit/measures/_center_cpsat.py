@@ -48,5 +48,6 @@ def solve_center(rows: np.ndarray, *, binary: bool, time_limit: float, hint: np.
         return 0.0, float(totals.sum()), np.zeros(n_out)
     target = np.array([solver.Value(v) for v in t], dtype=np.float64)
     upper = float(solver.ObjectiveValue())
-    lower = upper if status == cp_model.OPTIMAL else float(solver.BestObjectiveBound())
+    # the objective is an integer, so a fractional proven bound rounds up
+    lower = upper if status == cp_model.OPTIMAL else float(np.ceil(solver.BestObjectiveBound() - 1e-9))
     return lower, upper, target

@@ -317,8 +317,8 @@ def wcnf_text(
 def repair_wcnf(tables: Sequence[Any], semantics: str, *, max_clauses: int = MAX_CLAUSES) -> str:
     """One WCNF for U_R of several criteria: the paper's tuple-level encoding, complete (spec §2.3).
 
-    Every block of every criterion gets the complete encoding of :func:`block_wcnf` on its own
-    variables, so the optimum of the formula is Σ over criteria and blocks of U_R — the value dpaudit
+    Every non-empty block of every criterion gets the complete encoding of :func:`block_wcnf` on its
+    own variables (empty blocks cost 0 and have none), so the optimum of the formula is Σ over criteria and blocks of U_R — the value dpaudit
     computes exactly with ``u_r(table.counts, semantics=semantics)`` (without noise). Comment lines
     name each block's criterion and admissible values, and each variable's protected and outcome
     values and occurrence index.

@@ -1,0 +1,170 @@
+"""Per-record calibration of LiRA scores: the PP transform, analytic thresholds and the FPC (spec §3).
+
+Pooling LiRA statistics over records and applying one global threshold gives every record its own
+false-positive rate; only the pooled FPR equals α (the MIA paper: Jälkö, Pradhan, Räisä, Honkela,
+"On Reliability of Efficient Membership Inference Vulnerability Evaluation", arXiv 2605.25819).
+The post-processing ("PP") fix standardises each score by its record's OUT fit,
+
+    f_x(t) = sign(Δ_x) · (t − μ_out,x) / σ_out,x,     Δ_x = μ_in,x − μ_out,x,
+
+so under the Gaussian model every record's OUT scores follow N(0, 1) and one threshold has FPR α for
+every record: ``Φ⁻¹(1 − α)`` when the fits are exact, or the Student-t predictive threshold
+``t_{n_out−1}(1 − α) · √(1 + 1/n_out)``, exact when μ_out and σ_out (ddof = 1) come from n_out
+Gaussian OUT scores. With σ_in ≠ σ_out the test stays calibrated but is no longer the most powerful
+one, so its TPR is a lower bound on the mean per-record vulnerability.
+
+Efficient LiRA draws all training sets without replacement from one pool of N+ records, which shrinks
+the spread of the fitted scores by the finite-population correction ``FPC = 1 − N/N+`` (Cochran 1977);
+pass :func:`fpc_factor` to :func:`dpaudit.mia.lira.loo_fits` to divide the variances by it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats
+
+from dpaudit._errors import DPAuditError
+from dpaudit.mia.lira import LooFits, _sd, _target_score
+
+__all__ = ["pp_transform", "threshold", "fpc_factor"]
+
+
+def pp_transform(score: Any, fits: LooFits, *, sign: Literal["fitted", "positive"] = "fitted") -> np.ndarray:
+    """The PP transform ``f = sign(Δ) · (t − μ_out)/σ_out`` of every target score (spec §3a).
+
+    Parameters
+    ----------
+    score : array_like of float, shape (M, N+)
+        The target scores ``t`` (the matrix the fits were made from).
+    fits : LooFits
+        Leave-one-out fits of the same shape; ``Δ = μ_in − μ_out`` per target.
+    sign : {"fitted", "positive"}
+        ``"fitted"`` (default, the MIA paper): ``sign(Δ)`` from the target's leave-one-out fits.
+        ``"positive"``: +1 everywhere, i.e. assume membership raises the score (true for LiRA's
+        logit-scaled confidence); then ``f`` is the one-sided offline statistic's z-score.
+
+    Returns
+    -------
+    ndarray of float, shape (M, N+)
+        Under the Gaussian model each record's OUT values are N(0, 1) (approximately: the fits are
+        estimated, see :func:`threshold` with ``kind="t"``); larger means "more likely a member".
+        ``sign(0)`` is taken as +1 and σ_out is floored at :data:`dpaudit.mia.lira.SD_FLOOR`.
+
+    Notes
+    -----
+    The fitted sign and ``(t − μ_out)`` share the estimate ``μ_out``: a low ``μ_out`` makes both
+    ``Δ > 0`` and a large ``t − μ_out`` more likely. For records whose true ``Δ`` is near 0 relative
+    to the estimation noise this inflates the per-record FPR above α even with the exact t threshold
+    (simulated, Δ = 0: about 1.4α at M = 18, 1.27α at M = 64, 1.14α at M = 256 for α = 0.01).
+    Records with a clear ``Δ`` are unaffected. ``sign="positive"`` is exactly calibrated with the
+    t threshold whatever ``Δ`` is, at the price of no power on records where membership lowers the
+    score.
+
+    Examples
+    --------
+    >>> f = LooFits(*(np.array([[v]]) for v in (0.0, 1.0, 1.0, 2.0, 5, 5)))  # μ_in < μ_out
+    >>> pp_transform(np.array([[-3.0]]), f).item()
+    2.0
+    """
+    t = _target_score(score, fits)
+    z = (t - fits.mu_out) / _sd(fits.sd_out)
+    if sign == "positive":
+        return z
+    if sign != "fitted":
+        raise DPAuditError(f"sign must be 'fitted' or 'positive', got {sign!r}")
+    return np.where(fits.mu_in >= fits.mu_out, z, -z)
+
+
+def threshold(
+    alpha: float,
+    *,
+    kind: Literal["t", "normal"] = "t",
+    n_out: Any = None,
+) -> Any:
+    """Threshold on PP-transformed scores with false-positive rate α for every record (spec §3a).
+
+    * ``kind="normal"``: ``Φ⁻¹(1 − α)``, exact when μ_out and σ_out are known. ``n_out`` is ignored.
+    * ``kind="t"`` (default): ``t_{n_out−1}(1 − α) · √(1 + 1/n_out)``, the Student-t predictive
+      quantile: if ``y₁ … y_n, y`` are i.i.d. Gaussian and ``ȳ, s`` (ddof = 1) come from the first n,
+      then ``(y − ȳ)/(s·√(1 + 1/n)) ~ t_{n−1}``, so ``P((y − ȳ)/s > threshold) = α`` exactly.
+      Use the leave-one-out OUT counts ``fits.n_out`` (ddof = 1, no FPC).
+
+    Parameters
+    ----------
+    alpha : float
+        Target false-positive rate, in (0, 1).
+    kind : {"t", "normal"}
+    n_out : int or array_like of int, each ≥ 2
+        Number of OUT scores each fit used (required for ``kind="t"``).
+
+    Returns
+    -------
+    float or ndarray
+        A float for ``kind="normal"`` or a scalar ``n_out``; for an array ``n_out`` an array of its
+        shape (elementwise, like a NumPy ufunc).
+
+    Examples
+    --------
+    >>> round(threshold(0.05, kind="normal"), 4)
+    1.6449
+    >>> [round(v, 4) for v in threshold(0.05, n_out=np.array([2, 1000])).tolist()]
+    [7.7327, 1.6472]
+    """
+    try:
+        alpha = float(alpha)
+    except (TypeError, ValueError):
+        raise DPAuditError(f"alpha must be a number in (0, 1), got {alpha!r}") from None
+    if not 0 < alpha < 1:
+        raise DPAuditError(f"alpha must be in (0, 1), got {alpha!r}")
+    if kind == "normal":
+        return float(stats.norm.isf(alpha))
+    if kind != "t":
+        raise DPAuditError(f"kind must be 't' or 'normal', got {kind!r}")
+    if n_out is None:
+        raise DPAuditError("kind='t' needs n_out, the number of OUT scores per fit (e.g. fits.n_out)")
+    n = np.asarray(n_out)
+    if n.dtype == np.bool_ or n.dtype.kind not in "iuf" or not np.all(np.floor(n) == n):
+        raise DPAuditError(f"n_out must be integer(s), got {n_out!r}")
+    if n.size and n.min() < 2:
+        raise DPAuditError(
+            f"n_out must be ≥ 2 for the Student-t threshold (a sample sd needs 2 scores), got {n.min()}"
+        )
+    n = n.astype(np.float64)
+    value = stats.t.isf(alpha, n - 1) * np.sqrt(1 + 1 / n)
+    return float(value) if value.ndim == 0 else value
+
+
+def fpc_factor(train_size: int, pool_size: int) -> float:
+    """Finite-population correction ``FPC = 1 − N/N+`` of efficient LiRA (spec §3b; Cochran 1977).
+
+    Training sets of size N drawn without replacement from a pool of N+ records spread the fitted
+    scores less than fresh training sets from the data distribution: ``σ²_emp ≈ FPC · σ²``. Divide
+    the empirical variances by it (``loo_fits(..., fpc=fpc_factor(N, N+))``). If training adds its own
+    randomness (seeds, dropout), only the data part of the variance should be rescaled.
+
+    Parameters
+    ----------
+    train_size : int
+        N, each model's training-set size.
+    pool_size : int
+        N+, the pool size; ``0 < N < N+``.
+
+    Returns
+    -------
+    float in (0, 1)
+
+    Examples
+    --------
+    >>> fpc_factor(500, 1000)
+    0.5
+    """
+    for name, value in (("train_size", train_size), ("pool_size", pool_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise DPAuditError(f"{name} must be an integer, got {value!r}")
+    if not 0 < train_size < pool_size:
+        raise DPAuditError(
+            f"fpc_factor needs 0 < train_size < pool_size, got train_size={train_size}, pool_size={pool_size}"
+        )
+    return 1.0 - int(train_size) / int(pool_size)

@@ -1,0 +1,355 @@
+"""Attack scores of M models on N+ pool records, the keep matrix, and their on-disk format (spec §1).
+
+A membership-inference evaluation reads one object: ``score[m, x]``, the attack signal of model ``m``
+on record ``x`` (for LiRA the logit-scaled confidence of the true label,
+``φ = log p_y − log Σ_{c≠y} p_c``), and ``keep[m, x]``, true iff ``x`` was in model ``m``'s
+training set. :class:`ScoreSet` holds the pair with the training-set size ``N``, the pool size ``N+``
+and free-form metadata, validates it once, and saves/loads it so scores from any framework can be
+evaluated, not only models trained by dpaudit.
+
+Leave-one-out rule
+------------------
+Efficient LiRA (Carlini et al., IEEE S&P 2022, and its reference code) reuses every model both as target and as shadow:
+the fits for target ``(m, x)`` use the *other* models. Every one of those fits (IN and OUT, whether the
+target itself is IN or OUT) must hold at least :data:`MIN_FIT_MODELS` = 2 models, the fewest from
+which a sample standard deviation (ddof = 1) exists. Hence every record must be IN in at least 3 and
+OUT in at least 3 models: ``3 ≤ keep[:, x].sum() ≤ M − 3``, and ``M ≥ 6``.
+
+On-disk format (version 1)
+--------------------------
+One NumPy ``.npz`` archive (compressed or not; written uncompressed by :meth:`ScoreSet.save`), read
+with ``allow_pickle=False``, holding exactly these arrays:
+
+``score``
+    float (any real dtype, read as float64), shape ``(M, N+)``; row = model, column = pool record.
+    Every value finite.
+``keep``
+    bool (or integers 0/1), shape ``(M, N+)``; ``keep[m, x]`` is true iff record ``x`` was in
+    model ``m``'s training set.
+``meta_json``
+    a 0-d (or one-element) unicode string array holding a JSON object::
+
+        {"format": "dpaudit.scoreset", "version": 1,
+         "train_size": N, "pool_size": N+, "meta": {...free-form: dataset, model, seed...}}
+
+Any framework can write it, e.g. ``np.savez("s.npz", score=s, keep=k,
+meta_json=np.array(json.dumps({...})))``.
+
+Examples
+--------
+>>> keep = keep_matrix(8, 5, seed=0)
+>>> keep.sum(axis=0).tolist()
+[4, 4, 4, 4, 4]
+>>> rng = np.random.default_rng(0)
+>>> s = ScoreSet(rng.normal(size=(8, 5)) + keep, keep, train_size=2, pool_size=5, meta={"model": "toy"})
+>>> s
+ScoreSet(n_models=8, n_records=5, train_size=2, pool_size=5, meta={'model': 'toy'})
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit._errors import DataError, DPAuditError
+
+__all__ = ["ScoreSet", "keep_matrix", "MIN_FIT_MODELS", "FORMAT_NAME", "FORMAT_VERSION"]
+
+#: Fewest models in any leave-one-out Gaussian fit (IN or OUT): a sample sd with ddof = 1 needs 2.
+MIN_FIT_MODELS = 2
+#: The ``format`` tag and ``version`` in ``meta_json`` of the on-disk format.
+FORMAT_NAME = "dpaudit.scoreset"
+FORMAT_VERSION = 1
+_ARRAYS = ("score", "keep", "meta_json")
+
+
+def keep_matrix(n_models: int, n_records: int, *, seed: int | np.random.Generator | None) -> np.ndarray:
+    """The efficient-LiRA membership design: every record IN in exactly ``M/2`` models.
+
+    Draws uniform noise ``u`` of shape ``(M, N+)``, sorts it along the model axis and marks the first
+    ``M/2`` positions of every column IN, as the LiRA reference code does
+    (``keep = u.argsort(0) < M // 2``; Carlini et al., IEEE S&P 2022; spec §1). Each column is a
+    uniformly random balanced assignment; columns are independent.
+
+    Parameters
+    ----------
+    n_models : int
+        M, even and ≥ 2.
+    n_records : int
+        N+, the pool size, ≥ 1.
+    seed : int, numpy Generator or None
+        Randomness (None: fresh entropy).
+
+    Returns
+    -------
+    keep : ndarray of bool, shape (M, N+)
+        ``keep[m, x]`` true iff record ``x`` is in model ``m``'s training set; every column sums to
+        ``M/2`` and each model holds about ``N+/2`` records.
+
+    Examples
+    --------
+    >>> k = keep_matrix(4, 3, seed=1)
+    >>> k.shape, k.sum(axis=0).tolist()
+    ((4, 3), [2, 2, 2])
+    """
+    n_models = _check_int("n_models", n_models, minimum=2)
+    n_records = _check_int("n_records", n_records, minimum=1)
+    if n_models % 2:
+        raise DPAuditError(
+            f"n_models must be even so every record is IN in exactly half the models, got {n_models}"
+        )
+    noise = np.random.default_rng(seed).uniform(size=(n_models, n_records))
+    return noise.argsort(axis=0) < n_models // 2
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ScoreSet:
+    """Scores of M models on N+ pool records with their membership, validated (spec §1).
+
+    Parameters
+    ----------
+    score : array_like of float, shape (M, N+)
+        Attack signal of model ``m`` on record ``x``; stored as a read-only float64 array. All finite.
+    keep : array_like of bool, shape (M, N+)
+        True iff record ``x`` is in model ``m``'s training set (integers 0/1 are converted).
+        Every record must be IN in ≥ 3 and OUT in ≥ 3 models (module docstring, "Leave-one-out rule").
+    train_size : int
+        N, the training-set size of each model; ``0 < N < N+``.
+    pool_size : int
+        N+, the number of records in the pool; must equal the number of columns.
+    meta : mapping, optional
+        Free-form, JSON-serialisable description (dataset, model, seed, …); numpy scalars and arrays
+        are converted to Python values.
+
+    Attributes
+    ----------
+    mean_in_per_model : float
+        Average number of IN records per model, ``keep.sum(axis=1).mean()``. Not checked: compare with
+        ``train_size`` (efficient LiRA trains each model on ``N+/2`` records, so both are ≈ ``N+/2``).
+
+    Raises
+    ------
+    DataError
+        With a message naming the problem for each violated condition above.
+
+    Examples
+    --------
+    >>> keep = keep_matrix(6, 4, seed=0)
+    >>> s = ScoreSet(np.zeros((6, 4)), keep, train_size=2, pool_size=4)
+    >>> s.n_models, s.n_records, s.mean_in_per_model
+    (6, 4, 2.0)
+    >>> ScoreSet(np.zeros((6, 4)), keep, train_size=4, pool_size=4)
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.DataError: train_size must satisfy 0 < train_size < pool_size = 4, got 4
+    """
+
+    score: np.ndarray
+    keep: np.ndarray
+    train_size: int
+    pool_size: int
+    meta: dict[str, Any] = field(default_factory=dict)
+    mean_in_per_model: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        score, keep = check_score_keep(self.score, self.keep)
+        pool_size = _check_int("pool_size", self.pool_size, minimum=2, error=DataError)
+        if pool_size != score.shape[1]:
+            raise DataError(
+                f"pool_size = {pool_size} but score has {score.shape[1]} columns (one per pool record); "
+                "pass the number of pool records"
+            )
+        train_size = _check_int("train_size", self.train_size, minimum=None, error=DataError)
+        if not 0 < train_size < pool_size:
+            raise DataError(f"train_size must satisfy 0 < train_size < pool_size = {pool_size}, got {train_size}")
+        meta = _check_meta(self.meta)
+        for name, value in (("score", score), ("keep", keep)):
+            view = value.view()
+            view.flags.writeable = False  # a view: the caller's own array keeps its flags
+            object.__setattr__(self, name, view)
+        object.__setattr__(self, "train_size", train_size)
+        object.__setattr__(self, "pool_size", pool_size)
+        object.__setattr__(self, "meta", meta)
+        object.__setattr__(self, "mean_in_per_model", float(keep.sum(axis=1).mean()))
+
+    @property
+    def n_models(self) -> int:
+        """M, the number of models (rows)."""
+        return int(self.score.shape[0])
+
+    @property
+    def n_records(self) -> int:
+        """N+, the number of pool records (columns)."""
+        return int(self.score.shape[1])
+
+    def __repr__(self) -> str:
+        return (
+            f"ScoreSet(n_models={self.n_models}, n_records={self.n_records}, train_size={self.train_size}, "
+            f"pool_size={self.pool_size}, meta={self.meta!r})"
+        )
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the on-disk format (module docstring) to ``path`` atomically; return the path.
+
+        The archive is written to a temporary file in the same directory and moved into place with
+        ``os.replace``, so readers never see a partial file. ``path`` is used as given (no suffix is
+        added); ``.npz`` is the convention.
+        """
+        path = Path(path)
+        header = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "train_size": self.train_size,
+            "pool_size": self.pool_size,
+            "meta": self.meta,
+        }
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, score=self.score, keep=self.keep, meta_json=np.array(json.dumps(header)))
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> ScoreSet:
+        """Read a score set written in the on-disk format (module docstring).
+
+        Raises
+        ------
+        DataError
+            If the file is missing, is not an ``.npz`` archive, lacks an array, has another format tag
+            or version, or holds data a :class:`ScoreSet` rejects (shape mismatch, …); the message
+            starts with the path.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise DataError(f"{path}: no such score file; write one with ScoreSet.save or the format in dpaudit.mia.scores")
+        try:
+            archive = np.load(path, allow_pickle=False)
+            if not isinstance(archive, Mapping):
+                raise DataError(f"{path}: holds a single array, not an .npz archive with {', '.join(_ARRAYS)}")
+            with archive:
+                missing = [name for name in _ARRAYS if name not in archive]
+                if missing:
+                    raise DataError(
+                        f"{path}: missing array(s) {', '.join(missing)}; a score file holds {', '.join(_ARRAYS)}"
+                    )
+                score, keep, meta_json = (archive[name] for name in _ARRAYS)
+        except DataError:
+            raise
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise DataError(f"{path}: not a readable .npz score file ({exc})") from None
+        header = _parse_header(path, meta_json)
+        try:
+            return cls(score, keep, train_size=header["train_size"], pool_size=header["pool_size"], meta=header["meta"])
+        except DataError as exc:
+            raise DataError(f"{path}: {exc}") from None
+
+
+def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a score matrix and its keep matrix; return them as float64 and bool arrays.
+
+    Checks, in order: both 2-D, equal shapes, all scores finite, keep boolean (or integers 0/1), and
+    the leave-one-out rule of the module docstring (``M ≥ 6``; every record IN in ≥ 3 and OUT in ≥ 3
+    models). Raises :class:`DataError` naming the first violation. No copy when the inputs already have
+    the right dtypes.
+    """
+    try:
+        score = np.asarray(score, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError("score must be an array of real numbers of shape (n_models, n_records)") from None
+    keep = np.asarray(keep)
+    for name, value in (("score", score), ("keep", keep)):
+        if value.ndim != 2:
+            raise DataError(f"{name} must be 2-D (n_models, n_records), got shape {value.shape}")
+    if score.shape != keep.shape:
+        raise DataError(f"score and keep must have the same shape, got {score.shape} and {keep.shape}")
+    finite = np.isfinite(score)
+    if not finite.all():
+        bad = np.argwhere(~finite)
+        m, x = bad[0]
+        raise DataError(
+            f"score has {len(bad)} non-finite value(s) (NaN or ±inf); the first is {score[m, x]} at "
+            f"model {m}, record {x}; repair the scores or drop those records"
+        )
+    if keep.dtype != np.bool_:
+        if keep.dtype.kind not in "iuf" or not np.isin(keep, (0, 1)).all():
+            raise DataError(f"keep must be boolean (or integers 0/1), got dtype {keep.dtype} with other values")
+        keep = keep.astype(bool)
+    n_models = score.shape[0]
+    least = MIN_FIT_MODELS + 1
+    if n_models < 2 * least:
+        raise DataError(
+            f"score has {n_models} models; leave-one-out fits need every record IN in ≥ {least} and OUT in "
+            f"≥ {least} models, so at least {2 * least} models"
+        )
+    n_in = keep.sum(axis=0)
+    bad = np.flatnonzero((n_in < least) | (n_in > n_models - least))
+    if bad.size:
+        x = bad[0]
+        raise DataError(
+            f"record {x} is IN in {n_in[x]} of {n_models} models; leave-one-out needs every record IN in "
+            f"≥ {least} and OUT in ≥ {least} models (≥ {MIN_FIT_MODELS} per fit besides the target); "
+            f"{bad.size} record(s) violate this: drop them or train more models"
+        )
+    return score, keep
+
+
+def _check_int(name: str, value: Any, *, minimum: int | None, error: type[DPAuditError] = DPAuditError) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise error(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise error(f"{name} must be ≥ {minimum}, got {value}")
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _check_meta(meta: Any) -> dict[str, Any]:
+    if not isinstance(meta, Mapping):
+        raise DataError(f"meta must be a mapping (dict) of JSON-serialisable values, got {type(meta).__name__}")
+    try:
+        # The round trip makes meta exactly what load() will return.
+        return json.loads(json.dumps(dict(meta), default=_json_default, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"meta must be JSON-serialisable (str keys; numbers, strings, lists, dicts): {exc}") from None
+
+
+def _parse_header(path: Path, meta_json: np.ndarray) -> dict[str, Any]:
+    if meta_json.dtype.kind != "U" or meta_json.size != 1:
+        raise DataError(f"{path}: meta_json must be one JSON string, got dtype {meta_json.dtype}, shape {meta_json.shape}")
+    try:
+        header = json.loads(str(meta_json.reshape(())[()]))
+    except ValueError as exc:
+        raise DataError(f"{path}: meta_json is not valid JSON ({exc})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        found = header.get("format") if isinstance(header, dict) else header
+        raise DataError(f"{path}: meta_json format must be {FORMAT_NAME!r}, got {found!r}")
+    if header.get("version") != FORMAT_VERSION:
+        raise DataError(
+            f"{path}: score file version {header.get('version')!r} is not supported (this dpaudit reads "
+            f"version {FORMAT_VERSION})"
+        )
+    missing = [key for key in ("train_size", "pool_size") if key not in header]
+    if missing:
+        raise DataError(f"{path}: meta_json lacks {', '.join(missing)}")
+    header.setdefault("meta", {})
+    return header
