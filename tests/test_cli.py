@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -216,3 +217,29 @@ def test_repair_wcnf_roundtrip_with_rc2(csv_file, tmp_path):
               str(tmp_path / "ci.wcnf"))
     assert bad.exit_code == 2 and "no tuple-level WCNF encoding" in bad.stderr
     assert not (tmp_path / "ci.wcnf").exists()  # nothing written half-way
+
+
+@pytest.mark.parametrize("name", __import__("dpaudit").datasets.names())
+def test_every_dataset_preset_runs_from_the_cli(adult_available, name):
+    from dpaudit import datasets
+
+    presets = datasets.info(name).presets
+    preset = "paper" if "paper" in presets else next(iter(presets))
+    result = run("fairness", name, "--preset", preset, "--exact", "--json", "-m", "tvd", "-m", "tc")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["n"] == datasets.info(name).rows and doc["criteria"] == list(presets[preset])
+    assert all(np.isfinite(v) for v in doc["measures"]["tvd"]["per_criterion"])
+
+
+def test_datasets_commands():
+    listing = run("datasets", "list", "--json")
+    assert listing.exit_code == 0
+    assert {d["name"] for d in json.loads(listing.stdout)} >= {"adult", "compas", "healthcare", "stackoverflow"}
+    info = json.loads(run("datasets", "info", "compas").stdout)
+    assert info["rows"] == 11_757 and "paper" in info["presets"]
+    assert run("datasets", "path", "adult").stdout.strip().endswith("adult")
+    bad = run("datasets", "info", "nope")
+    assert bad.exit_code == 2 and "unknown dataset 'nope'" in bad.stderr
+    no_preset = run("fairness", "credit", "--preset", "paper", "--exact")
+    assert no_preset.exit_code == 2 and "has no preset 'paper'; presets: default" in no_preset.stderr
