@@ -234,7 +234,9 @@ class ScoreSet:
         """
         path = Path(path)
         if not path.is_file():
-            raise DataError(f"{path}: no such score file; write one with ScoreSet.save or the format in dpaudit.mia.scores")
+            raise DataError(
+                f"{path}: no such score file; write one with ScoreSet.save or the format in dpaudit.mia.scores"
+            )
         try:
             archive = np.load(path, allow_pickle=False)
             if not isinstance(archive, Mapping):
@@ -335,7 +337,9 @@ def _check_meta(meta: Any) -> dict[str, Any]:
 
 def _parse_header(path: Path, meta_json: np.ndarray) -> dict[str, Any]:
     if meta_json.dtype.kind != "U" or meta_json.size != 1:
-        raise DataError(f"{path}: meta_json must be one JSON string, got dtype {meta_json.dtype}, shape {meta_json.shape}")
+        raise DataError(
+            f"{path}: meta_json must be one JSON string, got dtype {meta_json.dtype}, shape {meta_json.shape}"
+        )
     try:
         header = json.loads(str(meta_json.reshape(())[()]))
     except ValueError as exc:
