@@ -93,6 +93,7 @@ _REGISTRY: dict[str, str] = {
     "cpssw8": "dpaudit.datasets._cps_sw8",
     "credit": "dpaudit.datasets._credit",
     "stackoverflow": "dpaudit.datasets._stackoverflow",
+    "census": "dpaudit.datasets.synthetic",
 }
 
 
