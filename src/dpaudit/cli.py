@@ -264,6 +264,111 @@ def datasets_path(name: str = typer.Argument(..., help="Dataset name.")) -> None
     typer.echo(str(datasets.path(name)))
 
 
+mia_app = typer.Typer(no_args_is_help=True, help="Membership-inference evaluation (LiRA, calibrated TPR at low FPR).")
+app.add_typer(mia_app, name="mia")
+
+
+def _finite_json(value: Any) -> Any:
+    """JSON has no inf/nan: write them as the strings "inf", "-inf", "nan"."""
+    if isinstance(value, dict):
+        return {k: _finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_json(v) for v in value]
+    if isinstance(value, float) and not value == value:
+        return "nan"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def _write_json(doc: dict[str, Any], out: Optional[Path]) -> None:
+    text = json.dumps(_finite_json(doc), indent=2, ensure_ascii=False, allow_nan=False, default=float) + "\n"
+    if out is not None:
+        import os
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("w", dir=out.parent if str(out.parent) else ".", delete=False,
+                                         encoding="utf-8") as tmp:
+            tmp.write(text)
+        os.replace(tmp.name, out)
+    else:
+        sys.stdout.write(text)
+
+
+def _alphas(values: list[float]) -> tuple[float, ...]:
+    return tuple(values) if values else (1e-2, 1e-3)
+
+
+@mia_app.command("evaluate")
+@_user_errors
+def mia_evaluate(
+    file: Path = typer.Argument(..., help="A ScoreSet .npz file (format: dpaudit.mia.scores)."),
+    fpr: list[float] = typer.Option([], "--fpr", help="Target FPR α; repeatable (default 0.01 and 0.001)."),
+    threshold: str = typer.Option("t", "--threshold", help="PP threshold of the headline: t or normal."),
+    fpc: bool = typer.Option(False, "--fpc", help="Finite-population correction σ²/(1 − N/N+)."),
+    n_boot: int = typer.Option(200, "--n-boot", help="Bootstrap replicates over models and records (0: none)."),
+    strict: bool = typer.Option(False, "--strict", help="Read FPR < α instead of ≤ α (LiRA-code parity)."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """TPR at low FPR three ways (naive, PP-calibrated, mean per-record), realised FPRs, CIs, ε bounds."""
+    from dpaudit.mia.evaluate import evaluate
+    from dpaudit.mia.scores import ScoreSet
+
+    report = evaluate(ScoreSet.load(file), fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
+                      n_boot=n_boot, strict=strict, seed=seed)
+    if as_json:
+        _write_json(report.to_dict(), None)
+    else:
+        typer.echo(str(report))
+
+
+@mia_app.command("simulate")
+@_user_errors
+def mia_simulate(
+    kind: str = typer.Argument(..., help="calibration (per-record Gaussian scores) or fpc (finite-population bias)."),
+    models: int = typer.Option(64, "--models", help="Number of models M."),
+    records: int = typer.Option(2000, "--records", help="calibration: pool records N+."),
+    pool: int = typer.Option(1000, "--pool", help="fpc: pool size N+."),
+    train: int = typer.Option(500, "--train", help="fpc: training-set size N."),
+    repeats: int = typer.Option(20, "--repeats", help="fpc: independent pools."),
+    seed: int = typer.Option(0, "--seed", help="Simulation seed."),
+    fpr: list[float] = typer.Option([], "--fpr", help="calibration: α values to evaluate; repeatable."),
+    out: Optional[Path] = typer.Option(None, "--out", help="calibration: write the ScoreSet .npz; fpc: the JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """Simulations with known truth: does each TPR rule recover the true mean per-record TPR; σ_emp/σ_ana vs √FPC."""
+    from dpaudit.mia import simulate
+
+    if kind == "fpc":
+        result = simulate.fpc_simulation(pool_size=pool, train_size=train, n_models=models, n_repeats=repeats, seed=seed)
+        if out is not None:
+            _write_json(result.to_dict(), out)
+        if as_json:
+            _write_json(result.to_dict(), None)
+        elif out is None:
+            typer.echo(str(result))
+        return
+    if kind != "calibration":
+        _fail(f"simulation must be 'calibration' or 'fpc', got {kind!r}")
+    from dpaudit.mia.evaluate import evaluate
+    from dpaudit.mia.scores import ScoreSet
+
+    sim = simulate.gaussian_scores(models, records, seed=seed)
+    scoreset = ScoreSet(sim.score, sim.keep, train_size=sim.train_size, pool_size=sim.pool_size,
+                        meta={"simulation": "gaussian_scores", "seed": seed})
+    alphas = _alphas(fpr)
+    report = evaluate(scoreset, fpr=alphas, n_boot=0)
+    truth = {str(a): sim.true_mean_tpr(a) for a in alphas}
+    if out is not None:
+        scoreset.save(out)
+    if as_json:
+        _write_json({"true_mean_tpr": truth, "evaluation": report.to_dict(), "scoreset": str(out) if out else None}, None)
+    else:
+        typer.echo(str(report))
+        typer.echo("true mean per-record TPR: " + ", ".join(f"α={a:g}: {v:.4g}" for a, v in zip(alphas, truth.values())))
+
+
 @app.callback()
 def _root() -> None:
     """dpaudit: fairness audits of sensitive data under differential privacy."""

@@ -131,8 +131,9 @@ def threshold(
         raise DPAuditError(
             f"n_out must be ≥ 2 for the Student-t threshold (a sample sd needs 2 scores), got {n.min()}"
         )
-    n = n.astype(np.float64)
-    value = stats.t.isf(alpha, n - 1) * np.sqrt(1 + 1 / n)
+    # n_out takes few distinct values (M/2 − 1 and M/2 under efficient LiRA): evaluate each once
+    distinct, inverse = np.unique(n.astype(np.float64), return_inverse=True)
+    value = (stats.t.isf(alpha, distinct - 1) * np.sqrt(1 + 1 / distinct))[inverse].reshape(n.shape)
     return float(value) if value.ndim == 0 else value
 
 

@@ -1,0 +1,138 @@
+"""evaluate(): the three TPR rules against simulations with known truth; CLI for mia."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from dpaudit import DPAuditError
+from dpaudit.cli import app
+from dpaudit.mia.evaluate import evaluate, per_record_tpr
+from dpaudit.mia.scores import ScoreSet
+from dpaudit.mia.simulate import gaussian_scores
+
+
+def scoreset(sim):
+    return ScoreSet(sim.score, sim.keep, train_size=sim.train_size, pool_size=sim.pool_size)
+
+
+@pytest.fixture(scope="module")
+def large():
+    sim = gaussian_scores(256, 6000, seed=11)
+    return sim, evaluate(scoreset(sim), fpr=(0.1, 0.01), n_boot=60, seed=2)
+
+
+def test_calibrated_rules_recover_the_true_mean_tpr(large):
+    """PP concatenated (t) and mean per-record TPR recover the true mean per-record TPR at M = 256.
+
+    Tolerance: the estimates average over N+ = 6,000 records with heterogeneous TPR, so their
+    sampling sd is ≈ sd(TPR_x)/√N+ ≈ 0.004, plus the threshold's own estimation error; we allow
+    0.02 absolute (and check the bootstrap CI covers the truth, with slack for the per-record rule's
+    FPR discreteness: with n_out = 128 its realised FPR at α = 0.01 is 1/128).
+    """
+    sim, rep = large
+    for alpha, row in zip(rep.alphas, rep.rows):
+        truth = sim.true_mean_tpr(alpha)
+        assert row["pp_t"]["tpr"] == pytest.approx(truth, abs=0.02)
+        lo, hi = row["pp_t"]["ci"]
+        assert lo - 0.01 <= truth <= hi + 0.01
+        assert row["mean_per_record"]["tpr"] == pytest.approx(truth, abs=0.035)
+
+
+def test_naive_concatenation_overestimates(large):
+    sim, rep = large
+    row = rep.rows[1]  # α = 0.01
+    truth = sim.true_mean_tpr(0.01)
+    assert row["naive"]["tpr"] > truth + 0.015
+    assert row["naive"]["ci"][0] > truth  # the whole CI misses the truth
+    # miscalibration evidence: per-record FPR under the one global threshold spreads far beyond α
+    assert row["naive_per_record_fpr"]["max"] > 5 * 0.01
+    assert row["naive_per_record_fpr"]["share_above_alpha"] > 0.1
+
+
+def test_t_threshold_is_calibrated_where_normal_is_not():
+    """Small M: the N(0,1) threshold's realised FPR exceeds α; Student-t's is within sampling error."""
+    sim = gaussian_scores(16, 20000, seed=5)
+    rep = evaluate(scoreset(sim), fpr=(0.01,), n_boot=0)
+    row = rep.rows[0]
+    n_neg = int((~sim.keep).sum())
+    se = np.sqrt(0.01 * 0.99 / n_neg)
+    assert row["pp_normal"]["fpr"] > 0.01 + 10 * se  # N(0,1) ignores the fit's own noise
+    # the t threshold is exact for a fresh Gaussian draw; the fitted sign(Δ) adds a small excess
+    assert abs(row["pp_t"]["fpr"] - 0.01) < 0.01 * 0.35
+    assert row["pp_t"]["tpr"] < row["pp_normal"]["tpr"]
+
+
+def test_fpc_widens_the_fits_and_lowers_tpr(large):
+    sim, rep = large
+    with_fpc = evaluate(scoreset(sim), fpr=(0.01,), n_boot=0, fpc=True)
+    assert with_fpc.options["fpc"] is True
+    assert with_fpc.rows[0]["pp_t"]["tpr"] < rep.rows[1]["pp_t"]["tpr"]
+    assert with_fpc.rows[0]["pp_t"]["fpr"] < rep.rows[1]["pp_t"]["fpr"]
+
+
+def test_per_record_tpr_matches_a_loop():
+    rng = np.random.default_rng(0)
+    keep = np.zeros((20, 7), dtype=bool)
+    for x in range(7):
+        keep[rng.permutation(20)[:10], x] = True
+    stat = rng.integers(0, 5, size=(20, 7)).astype(float) + keep  # ties on purpose
+    tpr, fpr = per_record_tpr(stat, keep, 0.2)
+    for x in range(7):  # a plain loop over candidate thresholds (oracle on purpose)
+        neg, pos = stat[~keep[:, x], x], stat[keep[:, x], x]
+        best_t, best_f = 0.0, 0.0
+        for cut in np.unique(np.append(neg, np.inf)):
+            f = np.mean(neg > cut)
+            if f <= 0.2:
+                best_t, best_f = np.mean(pos > cut), f
+                break
+        assert tpr[x] == pytest.approx(best_t) and fpr[x] == pytest.approx(best_f)
+
+
+def test_report_serialises_and_prints(large):
+    _, rep = large
+    d = rep.to_dict()
+    assert d["alphas"] == [0.1, 0.01] and set(d["results"][0]) >= {"naive", "pp_normal", "pp_t", "mean_per_record"}
+    assert 0 <= d["diagnostics"]["share_non_normal"] <= 0.05  # Gaussian simulation
+    assert "PP concat t" in str(rep) and "per-record FPR max" in str(rep)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"fpr": (0.0,)}, "fpr values must lie in"),
+    ({"threshold_kind": "z"}, "threshold must be 't' or 'normal'"),
+    ({"n_boot": -1}, "n_boot must be a whole number"),
+])
+def test_bad_options(kwargs, message):
+    sim = gaussian_scores(8, 50, seed=0)
+    with pytest.raises(DPAuditError, match=message):
+        evaluate(scoreset(sim), **kwargs)
+
+
+def test_cli_simulate_evaluate_roundtrip(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "s.npz"
+    sim = runner.invoke(app, ["mia", "simulate", "calibration", "--models", "32", "--records", "300",
+                              "--fpr", "0.1", "--out", str(out), "--json"])
+    assert sim.exit_code == 0, sim.output
+    doc = json.loads(sim.stdout)
+    assert doc["true_mean_tpr"]["0.1"] > 0 and out.is_file()
+    ev = runner.invoke(app, ["mia", "evaluate", str(out), "--fpr", "0.1", "--n-boot", "10", "--json"])
+    assert ev.exit_code == 0, ev.output
+    rep = json.loads(ev.stdout)
+    assert rep["n_models"] == 32 and rep["results"][0]["naive"]["ci"][0] <= rep["results"][0]["naive"]["tpr"]
+    table = runner.invoke(app, ["mia", "evaluate", str(out), "--fpr", "0.1", "--n-boot", "0", "--fpc"])
+    assert table.exit_code == 0 and "FPC on" in table.stdout
+    fpc = runner.invoke(app, ["mia", "simulate", "fpc", "--repeats", "3", "--models", "16", "--json"])
+    assert fpc.exit_code == 0 and json.loads(fpc.stdout)["sqrt_fpc"] == pytest.approx(np.sqrt(0.5))
+
+
+def test_cli_errors(tmp_path):
+    runner = CliRunner()
+    missing = runner.invoke(app, ["mia", "evaluate", str(tmp_path / "nope.npz")])
+    assert missing.exit_code == 2 and "no such score file" in missing.stderr
+    bad = runner.invoke(app, ["mia", "simulate", "other"])
+    assert bad.exit_code == 2 and "must be 'calibration' or 'fpc'" in bad.stderr
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    junk = runner.invoke(app, ["mia", "evaluate", str(tmp_path / "junk.npz")])
+    assert junk.exit_code == 2 and junk.stderr.startswith("dpaudit: error:")
