@@ -309,6 +309,7 @@ def mia_evaluate(
     n_boot: int = typer.Option(200, "--n-boot", help="Bootstrap replicates over models and records (0: none)."),
     strict: bool = typer.Option(False, "--strict", help="Read FPR < α instead of ≤ α (LiRA-code parity)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    sign: str = typer.Option("fitted", "--sign", help="PP sign(Δ): fitted (paper) or positive (+1)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """TPR at low FPR three ways (naive, PP-calibrated, mean per-record), realised FPRs, CIs, ε bounds."""
@@ -316,7 +317,7 @@ def mia_evaluate(
     from dpaudit.mia.scores import ScoreSet
 
     report = evaluate(ScoreSet.load(file), fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
-                      n_boot=n_boot, strict=strict, seed=seed)
+                      n_boot=n_boot, strict=strict, seed=seed, sign=sign)
     if as_json:
         _write_json(report.to_dict(), None)
     else:
