@@ -15,6 +15,7 @@ import os
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,8 +62,33 @@ def _verify(data: bytes, spec: DataFile, origin: str) -> bytes:
     return data
 
 
-def fetch_bytes(spec: DataFile) -> bytes:
-    """Verified content of a dataset file (see module docstring for the search order)."""
+def download(url: str, spec: DataFile, *, part: bool = False) -> bytes:
+    """Bytes at ``url`` (gunzipped if gzip), or DatasetError naming DPAUDIT_DATA and the expected path."""
+    root = os.environ.get(DATA_ENV)
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - fixed https URL
+            data = response.read()
+    except (urllib.error.URLError, OSError) as exc:
+        where = (
+            f"{DATA_ENV}={root} has no {spec.folder}/{spec.name}[.gz]"
+            if root
+            else f"{DATA_ENV} is not set (expected {DATA_ENV}/{spec.folder}/{spec.name}[.gz])"
+        )
+        what = "downloading its part" if part else "downloading"
+        raise DatasetError(
+            f"cannot find {spec.folder}/{spec.name}: {where}, and {what} {url} failed "
+            f"({getattr(exc, 'reason', exc)}); set {DATA_ENV} to a folder holding {spec.folder}/"
+        ) from None
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def fetch_bytes(spec: DataFile, fetch: Callable[[], bytes] | None = None) -> bytes:
+    """Verified content of a dataset file (see module docstring for the search order).
+
+    ``fetch`` produces the content when neither ``$DPAUDIT_DATA`` nor the cache has it (default: one
+    download of ``spec.url``; a file published in parts passes its own); its result is verified and
+    written to the cache atomically like any download.
+    """
     root = os.environ.get(DATA_ENV)
     if root:
         for path in spec.local_candidates(Path(root)):
@@ -71,22 +97,8 @@ def fetch_bytes(spec: DataFile) -> bytes:
     cached = cache_dir() / spec.folder / spec.name
     if cached.is_file():
         return _verify(cached.read_bytes(), spec, str(cached))
-    try:
-        with urllib.request.urlopen(spec.url, timeout=60) as response:  # noqa: S310 - fixed https URL
-            data = response.read()
-    except (urllib.error.URLError, OSError) as exc:
-        where = (
-            f"{DATA_ENV}={root} has no {spec.folder}/{spec.name}[.gz]"
-            if root
-            else f"{DATA_ENV} is not set (expected {DATA_ENV}/{spec.folder}/{spec.name}[.gz])"
-        )
-        raise DatasetError(
-            f"cannot find {spec.folder}/{spec.name}: {where}, and downloading {spec.url} failed "
-            f"({getattr(exc, 'reason', exc)}); set {DATA_ENV} to a folder holding {spec.folder}/"
-        ) from None
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    _verify(data, spec, spec.url)
+    data = fetch() if fetch is not None else download(spec.url, spec)
+    _verify(data, spec, spec.url if fetch is None else f"{spec.name} as downloaded")
     cached.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
         tmp.write(data)

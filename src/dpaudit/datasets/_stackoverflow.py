@@ -15,20 +15,14 @@ subset's label for a missing answer) in the columns where the subset uses it.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import itertools
 import math
-import os
-import tempfile
-import urllib.error
-import urllib.request
-from pathlib import Path
 
 from dpaudit._errors import DatasetError
 from dpaudit.datasets import DatasetInfo
-from dpaudit.datasets._files import DATA_ENV, DataFile, _content, _verify, cache_dir
+from dpaudit.datasets._files import DataFile, download, fetch_bytes
 from dpaudit.schema import Binned, Categorical, Schema
 
 _COMMIT = "4d08fb359e7ce555a3cb84273332fa0e0380b2a3"
@@ -87,45 +81,21 @@ def fetch_parts(spec: DataFile = FILE, parts=PARTS) -> bytes:
     checked against its own sha256, the parts are joined (:func:`join_parts`), the result is checked
     against ``spec.sha256`` and written to the cache atomically. Any mismatch refuses to load.
     """
-    root = os.environ.get(DATA_ENV)
-    if root:
-        for path in spec.local_candidates(Path(root)):
-            if path.is_file():
-                return _verify(_content(path), spec, str(path))
-    cached = cache_dir() / spec.folder / spec.name
-    if cached.is_file():
-        return _verify(cached.read_bytes(), spec, str(cached))
-    bodies: list[bytes] = []
-    for url, sha, _rows in parts:
-        try:
-            with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - fixed https URL
-                data = response.read()
-        except (urllib.error.URLError, OSError) as exc:
-            where = (
-                f"{DATA_ENV}={root} has no {spec.folder}/{spec.name}[.gz]"
-                if root
-                else f"{DATA_ENV} is not set (expected {DATA_ENV}/{spec.folder}/{spec.name}[.gz])"
-            )
-            raise DatasetError(
-                f"cannot find {spec.folder}/{spec.name}: {where}, and downloading its part {url} failed "
-                f"({getattr(exc, 'reason', exc)}); set {DATA_ENV} to a folder holding {spec.folder}/"
-            ) from None
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != sha:
-            raise DatasetError(
-                f"{url}: sha256 of this part of {spec.folder}/{spec.name} is {digest}, expected {sha}; "
-                "the part is corrupt or not the published one, refusing to load"
-            )
-        bodies.append(data)
-    data = join_parts(bodies, [p[0] for p in parts])
-    _verify(data, spec, f"{spec.name} joined from {len(parts)} parts")
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
-        tmp.write(data)
-    os.replace(tmp.name, cached)
-    return data
+
+    def download_parts() -> bytes:
+        bodies: list[bytes] = []
+        for url, sha, _rows in parts:
+            data = download(url, spec, part=True)
+            digest = hashlib.sha256(data).hexdigest()
+            if digest != sha:
+                raise DatasetError(
+                    f"{url}: sha256 of this part of {spec.folder}/{spec.name} is {digest}, expected {sha}; "
+                    "the part is corrupt or not the published one, refusing to load"
+                )
+            bodies.append(data)
+        return join_parts(bodies, [p[0] for p in parts])
+
+    return fetch_bytes(spec, download_parts)
 
 
 COUNTRIES = (

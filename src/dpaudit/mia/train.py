@@ -1,0 +1,471 @@
+"""Train the M models of an efficient-LiRA experiment and record their scores (spec §1, §5).
+
+:func:`train_run` draws a pool of N+ records from a registered dataset, the efficient-LiRA keep
+matrix (every record IN in exactly M/2 models), trains M scikit-learn pipelines (declared
+preprocessing + logistic regression, a small MLP or gradient-boosted trees), and writes the
+logit-scaled confidence of every pool record under every model to a *run directory*, one file per
+finished model, so an interrupted run resumes where it stopped. :func:`load_run` reads the directory
+back as a :class:`~dpaudit.mia.scores.ScoreSet`.
+
+Training-set size
+-----------------
+Model ``m`` trains on the pool records with ``keep[m, x]`` true. Every record is IN in exactly M/2
+models, so a model holds N+/2 records *on average* (the row sums of ``keep`` vary around it). The
+nominal training-set size recorded as N (and used by the finite-population correction
+``1 − N/N+``) is therefore ``N = N+ // 2``; ``train_size`` may be passed only to state it.
+
+Reproducibility
+---------------
+All randomness derives from ``seed``: the pool from ``SeedSequence(seed, spawn_key=(0,))``, the keep
+matrix from ``keep_matrix(M, N+, seed=seed)``, and model ``m``'s own randomness (MLP initialisation,
+HGB subsampling) from ``SeedSequence(seed, spawn_key=(2, m))`` only — never from the order or the
+process in which models are trained. BLAS runs single-threaded inside each fit (parallelism comes
+from joblib), so a resumed run, or one with another ``n_jobs``, is bit-identical to an uninterrupted
+one on the same machine and library versions (recorded in ``run.json``).
+
+Run directory (format ``dpaudit.mia.run``, version 1)
+-----------------------------------------------------
+``run.json``
+    ``{"format": "dpaudit.mia.run", "version": 1, "config": {dataset, model, n_models, pool_size,
+    train_size, seed, pool_indices (row positions in the loaded dataset, sorted), features, label,
+    model_params, score}, "versions": {python, numpy, scikit-learn, dpaudit}}``.
+``keep.npy``
+    bool, shape (M, N+).
+``scores/model_00042.npy``
+    float64, shape (N+,): model 42's score of every pool record, written atomically (temporary
+    file, then ``os.replace``) once the model is finished. Missing files are unfinished models.
+
+The score is ``φ = log p_y − log Σ_{c≠y} p_c`` (:func:`logit_confidence`); for the binary models
+here it is computed exactly from the model's logit ``z``: ``φ = z`` if ``y`` is the positive class,
+else ``−z``, finite however confident the model is.
+
+Examples
+--------
+>>> logit_confidence(np.log([[0.9, 0.1], [0.2, 0.8]]), np.array([0, 0])).round(4).tolist()
+[2.1972, -1.3863]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit._errors import DataError, DPAuditError
+from dpaudit.mia.scores import ScoreSet, keep_matrix
+
+__all__ = ["train_run", "load_run", "logit_confidence", "DATASETS", "MODELS", "RUN_FORMAT", "RUN_VERSION"]
+
+RUN_FORMAT = "dpaudit.mia.run"
+RUN_VERSION = 1
+MODELS = ("logreg", "mlp", "hgb")
+
+#: Fixed feature lists per dataset: (label column, positive label, categorical, numeric). Columns not
+#: listed are dropped (Adult: ``fnlwgt``, a survey weight; credit: ``ID``).
+DATASETS: dict[str, dict[str, Any]] = {
+    "adult": {
+        "label": "income",
+        "positive": ">50K",
+        "categorical": ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
+                        "native-country"],
+        "numeric": ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"],
+    },
+    "credit": {
+        "label": "default.payment.next.month",
+        "positive": 1,
+        "categorical": ["SEX", "EDUCATION", "MARRIAGE"],
+        "numeric": ["LIMIT_BAL", "AGE", "PAY_0", "PAY_2", "PAY_3", "PAY_4", "PAY_5", "PAY_6",
+                    *(f"BILL_AMT{i}" for i in range(1, 7)), *(f"PAY_AMT{i}" for i in range(1, 7))],
+    },
+}
+
+#: Hyper-parameters of the built-in models (recorded in run.json).
+MODEL_PARAMS: dict[str, dict[str, Any]] = {
+    "logreg": {"C": 1.0, "solver": "lbfgs", "max_iter": 1000, "tol": 1e-4},
+    "mlp": {"hidden_layer_sizes": [64], "alpha": 1e-4, "max_iter": 200, "learning_rate_init": 1e-3},
+    "hgb": {"max_iter": 100, "learning_rate": 0.1, "max_leaf_nodes": 31},
+}
+
+
+# --------------------------------------------------------------------------------------------- score
+def logit_confidence(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Logit-scaled confidence ``φ = log p_y − log Σ_{c≠y} p_c`` of each row's true label (spec §1).
+
+    Parameters
+    ----------
+    logits : array_like, shape (n, C)
+        Logits, log-probabilities, or anything equal to ``log p`` up to a per-row constant (the
+        constant cancels). To start from probabilities pass ``np.log(p)``: the formula never forms
+        ``1 − p_y``, so it stays exact as ``p_y → 1`` as long as the small ``p_c`` are representable.
+    labels : array_like of int, shape (n,)
+        Column index of each row's true label.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        ``z_y − logsumexp_{c≠y} z_c``.
+
+    Examples
+    --------
+    >>> logit_confidence(np.log([[1e-30, 1.0 - 1e-30]]), np.array([1])).round(3).tolist()  # 1 − p_y = 1e-30
+    [69.078]
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    y = np.asarray(labels)
+    if z.ndim != 2 or z.shape[1] < 2 or y.shape != (z.shape[0],):
+        raise DPAuditError(f"logit_confidence needs logits (n, C ≥ 2) and labels (n,), got {z.shape} and {y.shape}")
+    rows = np.arange(z.shape[0])
+    z_y = z[rows, y]
+    others = z.copy()
+    others[rows, y] = -np.inf
+    top = others.max(axis=1)
+    safe_top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        lse = safe_top + np.log(np.exp(others - safe_top[:, None]).sum(axis=1))
+    return z_y - lse
+
+
+def _binary_logit(model: Any, X: Any) -> np.ndarray:
+    """The fitted pipeline's logit of the positive class (``classes_[1]``), exactly, shape (n,)."""
+    from sklearn.neural_network import MLPClassifier
+
+    clf = model[-1]
+    Xt = model[:-1].transform(X)
+    if isinstance(clf, MLPClassifier):  # sklearn exposes only probabilities: redo the forward pass
+        a = np.asarray(Xt, dtype=np.float64)
+        for i, (W, b) in enumerate(zip(clf.coefs_, clf.intercepts_)):
+            a = a @ W + b
+            if i < len(clf.coefs_) - 1:
+                a = np.maximum(a, 0.0)  # activation="relu"
+        return a[:, 0]
+    return np.asarray(clf.decision_function(Xt), dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------------------- training
+def _model_seed(seed: int, m: int) -> int:
+    return int(np.random.SeedSequence(seed, spawn_key=(2, m)).generate_state(1)[0])
+
+
+def _make_pipeline(dataset: str, model: str, random_state: int) -> Any:
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    spec = DATASETS[dataset]
+    pre = ColumnTransformer(
+        [("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), spec["categorical"]),
+         ("num", StandardScaler(), spec["numeric"])],
+        remainder="drop",
+    )
+    params = dict(MODEL_PARAMS[model])
+    if model == "logreg":
+        from sklearn.linear_model import LogisticRegression
+
+        clf = LogisticRegression(**params)
+    elif model == "mlp":
+        from sklearn.neural_network import MLPClassifier
+
+        params["hidden_layer_sizes"] = tuple(params["hidden_layer_sizes"])
+        clf = MLPClassifier(**params, random_state=random_state)
+    else:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        clf = HistGradientBoostingClassifier(**params, early_stopping=False, random_state=random_state)
+    return Pipeline([("pre", pre), ("clf", clf)])
+
+
+def _train_one(m: int, features: Any, y: np.ndarray, member: np.ndarray, dataset: str, model: str,
+               seed: int) -> tuple[int, np.ndarray]:
+    """Fit model ``m`` on the pool rows in ``member``; return φ of every pool record."""
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    pipe = _make_pipeline(dataset, model, _model_seed(seed, m))
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        # A model stopped by max_iter is still a model of the experiment; don't abort the run.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        pipe.fit(features.iloc[np.flatnonzero(member)], y[member])
+        if list(pipe[-1].classes_) != [0, 1]:
+            raise DataError(f"model {m}: its training set holds only one class; use a larger pool")
+        z = _binary_logit(pipe, features)
+    return m, np.where(y == 1, z, -z)
+
+
+# -------------------------------------------------------------------------------------- run directory
+def _versions() -> dict[str, str]:
+    import sklearn
+
+    from dpaudit import __version__ as dpaudit_version
+
+    return {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": sklearn.__version__,
+            "dpaudit": dpaudit_version}
+
+
+def _score_path(out: Path, m: int) -> Path:
+    return out / "scores" / f"model_{m:05d}.npy"
+
+
+def _atomic_save(path: Path, array: np.ndarray) -> None:
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.stem + ".", suffix=".tmp", delete=False) as tmp:
+        np.save(tmp, array, allow_pickle=False)
+        tmp.flush()
+        os.fsync(tmp.fileno())
+    os.replace(tmp.name, path)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=path.name + ".", suffix=".tmp", delete=False,
+                                     encoding="utf-8") as tmp:
+        tmp.write(text)
+    os.replace(tmp.name, path)
+
+
+def _read_header(out: Path) -> dict[str, Any]:
+    path = out / "run.json"
+    if not path.is_file():
+        raise DataError(f"{out} is not a dpaudit run directory: {path.name} is missing")
+    try:
+        header = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path} is corrupt (not valid JSON: {exc}); delete the run directory and train again") from None
+    if not isinstance(header, dict) or header.get("format") != RUN_FORMAT or not isinstance(header.get("config"), dict):
+        raise DataError(f"{path} is not a {RUN_FORMAT!r} file; delete it or choose another directory")
+    if header.get("version") != RUN_VERSION:
+        raise DataError(f"{path}: run format version {header.get('version')!r} is not supported (this dpaudit reads "
+                        f"version {RUN_VERSION})")
+    cfg = header["config"]
+    for key, kind in (("n_models", int), ("pool_size", int), ("train_size", int), ("pool_indices", list)):
+        if not isinstance(cfg.get(key), kind) or isinstance(cfg.get(key), bool):
+            raise DataError(f"{path}: config.{key} is missing or not a {kind.__name__}")
+    if len(cfg["pool_indices"]) != cfg["pool_size"]:
+        raise DataError(f"{path}: config.pool_indices holds {len(cfg['pool_indices'])} entries, "
+                        f"pool_size is {cfg['pool_size']}")
+    return header
+
+
+def _read_keep(out: Path, cfg: dict[str, Any]) -> np.ndarray:
+    path = out / "keep.npy"
+    if not path.is_file():
+        raise DataError(f"{out}: keep.npy is missing (the membership of every model); the run directory is "
+                        "incomplete: delete it and train again")
+    try:
+        keep = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise DataError(f"{path} is corrupt ({exc})") from None
+    want = (cfg["n_models"], cfg["pool_size"])
+    if keep.dtype != np.bool_ or keep.shape != want:
+        raise DataError(f"{path}: expected a bool array of shape {want}, got {keep.dtype} {keep.shape}")
+    return keep
+
+
+def _read_score(out: Path, m: int, pool_size: int) -> np.ndarray:
+    path = _score_path(out, m)
+    try:
+        row = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise DataError(f"{path} is corrupt ({exc}); delete it and resume to retrain that model") from None
+    if row.dtype != np.float64 or row.shape != (pool_size,) or not np.isfinite(row).all():
+        raise DataError(f"{path}: expected {pool_size} finite float64 scores, got {row.dtype} {row.shape}; "
+                        "delete it and resume to retrain that model")
+    return row
+
+
+def _finished(out: Path, n_models: int) -> list[int]:
+    return [m for m in range(n_models) if _score_path(out, m).is_file()]
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise DPAuditError(f"{name} must be a whole number ≥ {minimum}, got {value!r}")
+    return int(value)
+
+
+def _load_frame(dataset: str) -> Any:
+    from dpaudit import datasets
+
+    frame, _ = datasets.load(dataset)
+    return frame
+
+
+def _progress(enabled: bool, total: int, done: int) -> Any:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    bar = Progress(TextColumn("training models"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                   console=console, disable=not (enabled and console.is_terminal), transient=False)
+    return bar
+
+
+def train_run(
+    out_dir: str | os.PathLike[str],
+    *,
+    dataset: str = "adult",
+    model: str = "logreg",
+    n_models: int,
+    pool_size: int,
+    train_size: int | None = None,
+    seed: int = 0,
+    n_jobs: int = 1,
+    resume: bool = False,
+    progress: bool = True,
+) -> Path:
+    """Train M models on efficient-LiRA splits of a pool and write their scores to ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : path
+        The run directory (module docstring). Must not exist or be empty unless ``resume``.
+    dataset : {"adult", "credit"}
+        A registered dataset with a fixed feature list (:data:`DATASETS`).
+    model : {"logreg", "mlp", "hgb"}
+        Logistic regression (C = 1, L-BFGS; deterministic, all variance from data sampling), an MLP
+        with one hidden layer of 64, or histogram gradient-boosted trees (:data:`MODEL_PARAMS`).
+    n_models : int
+        M, even, ≥ 6 (leave-one-out fits need 3 IN and 3 OUT models per record).
+    pool_size : int
+        N+, records drawn without replacement from the dataset.
+    train_size : int, optional
+        N; each model trains on the ≈ N+/2 records it keeps (module docstring), so only
+        ``N+ // 2`` is accepted.
+    seed : int
+        Root of all randomness (module docstring, "Reproducibility").
+    n_jobs : int
+        joblib workers (-1: all cores). Runs under any joblib backend
+        (``with joblib.parallel_config(backend="dask"): train_run(...)``).
+    resume : bool
+        Keep finished models of an existing run with the same configuration; train the rest. The
+        result is bit-identical to an uninterrupted run.
+    progress : bool
+        Show a progress bar (models done, rate, ETA) on stderr when it is a terminal.
+
+    Returns
+    -------
+    Path
+        ``out_dir``; read it with :func:`load_run`.
+
+    Raises
+    ------
+    DPAuditError
+        Bad arguments. DataError: a run directory that exists (without ``resume``), is corrupt, or
+        holds a different configuration.
+    """
+    from joblib import Parallel, delayed
+
+    if dataset not in DATASETS:
+        raise DPAuditError(f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}")
+    if model not in MODELS:
+        raise DPAuditError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
+    n_models = _check_int("n_models", n_models, 6)
+    if n_models % 2:
+        raise DPAuditError(f"n_models must be even (every record IN in exactly M/2 models), got {n_models}")
+    pool_size = _check_int("pool_size", pool_size, 4)
+    if train_size is not None and train_size != pool_size // 2:
+        raise DPAuditError(
+            f"train_size must be pool_size // 2 = {pool_size // 2} (efficient LiRA trains each model on half the "
+            f"pool on average), got {train_size!r}; change pool_size instead"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise DPAuditError(f"seed must be a whole number ≥ 0, got {seed!r}")
+    seed = int(seed)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise DPAuditError(f"n_jobs must be a non-zero whole number (-1: all cores), got {n_jobs!r}")
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not resume:
+        raise DataError(f"{out} is not empty; pass resume=True (--resume) to continue that run, or choose a new directory")
+
+    frame = _load_frame(dataset)
+    n_rows = len(frame)
+    if pool_size > n_rows:
+        raise DPAuditError(f"pool_size {pool_size} exceeds the {n_rows:,} rows of {dataset!r}")
+    spec = DATASETS[dataset]
+    pool_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
+    pool_idx = np.sort(pool_rng.choice(n_rows, size=pool_size, replace=False))
+    keep = keep_matrix(n_models, pool_size, seed=seed)
+    config = {
+        "dataset": dataset, "model": model, "n_models": n_models, "pool_size": pool_size,
+        "train_size": pool_size // 2, "seed": seed, "pool_indices": pool_idx.tolist(),
+        "features": {"categorical": spec["categorical"], "numeric": spec["numeric"]},
+        "label": {"column": spec["label"], "positive": spec["positive"]},
+        "model_params": MODEL_PARAMS[model],
+        "score": "logit-scaled confidence log p_y - log sum_{c!=y} p_c",
+    }
+    header = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": config, "versions": _versions()}
+
+    if (out / "run.json").exists() or (out / "keep.npy").exists():
+        old = _read_header(out)
+        if old["config"] != config:
+            diff = sorted(k for k in set(old["config"]) | set(config) if old["config"].get(k) != config.get(k))
+            raise DataError(f"{out} holds a run with a different configuration (differs in: {', '.join(diff)}); "
+                            "resume with the same options or choose a new directory")
+        if old.get("versions") != header["versions"]:
+            raise DataError(f"{out} was trained with {old.get('versions')}, this is {header['versions']}: resuming "
+                            "would not be bit-identical; finish it with the original versions or start a new directory")
+        if not np.array_equal(_read_keep(out, config), keep):
+            raise DataError(f"{out}/keep.npy does not match the configuration's keep matrix; the run directory is corrupt")
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        _atomic_save(out / "keep.npy", keep)
+        _atomic_write_text(out / "run.json", json.dumps(header, indent=1) + "\n")
+    (out / "scores").mkdir(exist_ok=True)
+    for stale in (out / "scores").glob("*.tmp"):  # left by a killed run
+        stale.unlink()
+    done = _finished(out, n_models)
+    for m in done:
+        _read_score(out, m, pool_size)  # refuse to build on a corrupt file
+    todo = [m for m in range(n_models) if m not in set(done)]
+    if not todo:
+        return out
+
+    pool = frame.iloc[pool_idx].reset_index(drop=True)
+    y = (pool[spec["label"]] == spec["positive"]).to_numpy(dtype=np.int64)
+    features = pool[spec["categorical"] + spec["numeric"]]
+    jobs = (delayed(_train_one)(m, features, y, keep[m], dataset, model, seed) for m in todo)
+    runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+    bar = _progress(progress, n_models, len(done))
+    start = time.perf_counter()
+    with bar:
+        task = bar.add_task("train", total=n_models, completed=len(done), rate="")
+        for i, (m, row) in enumerate(runner(jobs), 1):
+            _atomic_save(_score_path(out, m), row)
+            rate = i / max(time.perf_counter() - start, 1e-9)
+            bar.update(task, advance=1, rate=f"{rate:.2f} models/s")
+    return out
+
+
+def load_run(run_dir: str | os.PathLike[str]) -> ScoreSet:
+    """Read a finished run directory as a :class:`ScoreSet` (scores M × N+, keep, N, N+).
+
+    Raises
+    ------
+    DataError
+        The directory is not a run, is corrupt, or some models are unfinished (say how many; finish
+        them with ``train_run(..., resume=True)`` / ``dpaudit mia train --resume``).
+    """
+    out = Path(run_dir)
+    if not out.is_dir():
+        raise DataError(f"{out} is not a directory (expected a run directory written by dpaudit mia train)")
+    header = _read_header(out)
+    cfg = header["config"]
+    keep = _read_keep(out, cfg)
+    n_models, pool_size = cfg["n_models"], cfg["pool_size"]
+    done = set(_finished(out, n_models))
+    missing = [m for m in range(n_models) if m not in done]
+    if missing:
+        raise DataError(f"{out}: {len(missing)} of {n_models} models are unfinished (first: model_{missing[0]:05d}); "
+                        "finish them with `dpaudit mia train --resume` (train_run(..., resume=True))")
+    score = np.stack([_read_score(out, m, pool_size) for m in range(n_models)])
+    meta = {k: cfg[k] for k in ("dataset", "model", "seed") if k in cfg}
+    meta.update(source=RUN_FORMAT, run_dir=str(out), versions=header.get("versions", {}))
+    return ScoreSet(score, keep, train_size=cfg["train_size"], pool_size=pool_size, meta=meta)
+
