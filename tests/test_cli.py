@@ -243,3 +243,12 @@ def test_datasets_commands():
     assert bad.exit_code == 2 and "unknown dataset 'nope'" in bad.stderr
     no_preset = run("fairness", "credit", "--preset", "paper", "--exact")
     assert no_preset.exit_code == 2 and "has no preset 'paper'; presets: default" in no_preset.stderr
+
+
+def test_time_limit_option_reaches_the_repair(csv_file):
+    path, schema = csv_file
+    ok = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--semantics", "bag", "--time-limit", "2.5",
+             "--exact", "--schema", schema, "--json")
+    assert json.loads(ok.stdout)["measures"]["repair"]["options"]["time_limit"] == 2.5
+    bad = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--time-limit", "0", "--exact", "--schema", schema)
+    assert bad.exit_code == 2 and "time_limit must be a positive number" in bad.stderr

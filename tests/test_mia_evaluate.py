@@ -141,3 +141,19 @@ def test_cli_errors(tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     junk = runner.invoke(app, ["mia", "evaluate", str(tmp_path / "junk.npz")])
     assert junk.exit_code == 2 and junk.stderr.startswith("dpaudit: error:")
+
+
+def test_cli_options_reach_the_report(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "s.npz"
+    assert runner.invoke(app, ["mia", "simulate", "calibration", "--models", "16", "--records", "200",
+                               "--out", str(out)]).exit_code == 0
+    ev = runner.invoke(app, ["mia", "evaluate", str(out), "--fpr", "0.1", "--n-boot", "0", "--threshold", "normal",
+                             "--strict", "--sign", "positive", "--json"])
+    assert ev.exit_code == 0, ev.output
+    options = json.loads(ev.stdout)["options"]
+    assert options["threshold"] == "normal" and options["strict"] is True and options["sign"] == "positive"
+    fpc = runner.invoke(app, ["mia", "simulate", "fpc", "--pool", "400", "--train", "100", "--models", "16",
+                              "--repeats", "2", "--design", "subsets", "--json"])
+    doc = json.loads(fpc.stdout)
+    assert doc["pool_size"] == 400 and doc["train_size"] == 100 and doc["sqrt_fpc"] == pytest.approx(np.sqrt(0.75))

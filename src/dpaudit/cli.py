@@ -333,6 +333,7 @@ def mia_simulate(
     pool: int = typer.Option(1000, "--pool", help="fpc: pool size N+."),
     train: int = typer.Option(500, "--train", help="fpc: training-set size N."),
     repeats: int = typer.Option(20, "--repeats", help="fpc: independent pools."),
+    design: str = typer.Option("efficient", "--design", help="fpc: efficient (N = N+/2, keep matrix) or subsets."),
     seed: int = typer.Option(0, "--seed", help="Simulation seed."),
     fpr: list[float] = typer.Option([], "--fpr", help="calibration: α values to evaluate; repeatable."),
     out: Optional[Path] = typer.Option(None, "--out", help="calibration: write the ScoreSet .npz; fpc: the JSON."),
@@ -342,7 +343,8 @@ def mia_simulate(
     from dpaudit.mia import simulate
 
     if kind == "fpc":
-        result = simulate.fpc_simulation(pool_size=pool, train_size=train, n_models=models, n_repeats=repeats, seed=seed)
+        result = simulate.fpc_simulation(pool_size=pool, train_size=train, n_models=models, n_repeats=repeats,
+                                         design=design, seed=seed)
         if out is not None:
             _write_json(result.to_dict(), out)
         if as_json:
