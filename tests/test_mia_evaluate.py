@@ -157,3 +157,15 @@ def test_cli_options_reach_the_report(tmp_path):
                               "--repeats", "2", "--design", "subsets", "--json"])
     doc = json.loads(fpc.stdout)
     assert doc["pool_size"] == 400 and doc["train_size"] == 100 and doc["sqrt_fpc"] == pytest.approx(np.sqrt(0.75))
+
+
+def test_cli_train_then_evaluate_run_directory(tmp_path, adult_available):
+    pytest.importorskip("sklearn", reason="scikit-learn is the 'mia' extra")
+    runner = CliRunner()
+    run_dir = tmp_path / "run"
+    trained = runner.invoke(app, ["mia", "train", str(run_dir), "--models", "6", "--pool", "120", "--no-progress"])
+    assert trained.exit_code == 0, trained.output
+    ev = runner.invoke(app, ["mia", "evaluate", str(run_dir), "--fpr", "0.2", "--n-boot", "0", "--json"])
+    assert ev.exit_code == 0, ev.output and json.loads(ev.stdout)["n_models"] == 6
+    again = runner.invoke(app, ["mia", "train", str(run_dir), "--models", "6", "--pool", "120", "--no-progress"])
+    assert again.exit_code == 2 and "is not empty" in again.stderr

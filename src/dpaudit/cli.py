@@ -302,7 +302,7 @@ def _alphas(values: list[float]) -> tuple[float, ...]:
 @mia_app.command("evaluate")
 @_user_errors
 def mia_evaluate(
-    file: Path = typer.Argument(..., help="A ScoreSet .npz file (format: dpaudit.mia.scores)."),
+    file: Path = typer.Argument(..., help="A ScoreSet .npz file (format: dpaudit.mia.scores) or a run directory of `dpaudit mia train`."),
     fpr: list[float] = typer.Option([], "--fpr", help="Target FPR α; repeatable (default 0.01 and 0.001)."),
     threshold: str = typer.Option("t", "--threshold", help="PP threshold of the headline: t or normal."),
     fpc: bool = typer.Option(False, "--fpc", help="Finite-population correction σ²/(1 − N/N+)."),
@@ -316,12 +316,41 @@ def mia_evaluate(
     from dpaudit.mia.evaluate import evaluate
     from dpaudit.mia.scores import ScoreSet
 
-    report = evaluate(ScoreSet.load(file), fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
+    if file.is_dir():
+        from dpaudit.mia.train import load_run
+
+        scores = load_run(file)
+    else:
+        scores = ScoreSet.load(file)
+    report = evaluate(scores, fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
                       n_boot=n_boot, strict=strict, seed=seed, sign=sign)
     if as_json:
         _write_json(report.to_dict(), None)
     else:
         typer.echo(str(report))
+
+
+@mia_app.command("train")
+@_user_errors
+def mia_train(
+    out: Path = typer.Argument(..., help="Run directory to write (or to continue, with --resume)."),
+    dataset: str = typer.Option("adult", "--dataset", help="adult or credit."),
+    model: str = typer.Option("logreg", "--model", help="logreg, mlp or hgb."),
+    models: int = typer.Option(..., "--models", "-M", help="Number of models M (even, ≥ 6)."),
+    pool: int = typer.Option(..., "--pool", help="Pool size N+; each model trains on N = N+ // 2 records on average."),
+    seed: int = typer.Option(0, "--seed", help="Root of all randomness (pool, keep matrix, every model)."),
+    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel workers (joblib; -1: all cores)."),
+    resume: bool = typer.Option(False, "--resume", help="Keep finished models of OUT, train the rest (bit-identical)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
+) -> None:
+    """Train M models on efficient-LiRA splits of a pool; write their scores to a run directory."""
+    from dpaudit.mia.train import load_run, train_run
+
+    run = train_run(out, dataset=dataset, model=model, n_models=models, pool_size=pool, seed=seed,
+                    n_jobs=n_jobs, resume=resume, progress=progress)
+    scores = load_run(run)
+    typer.echo(f"wrote {run}: {scores.n_models} models × {scores.n_records:,} records (N = {scores.train_size:,}); "
+               f"evaluate with: dpaudit mia evaluate {run}")
 
 
 @mia_app.command("simulate")

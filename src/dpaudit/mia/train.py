@@ -305,6 +305,15 @@ def _progress(enabled: bool, total: int, done: int) -> Any:
     return bar
 
 
+def _require_ml() -> None:
+    try:
+        import joblib  # noqa: F401
+        import sklearn  # noqa: F401
+        import threadpoolctl  # noqa: F401
+    except ImportError as exc:
+        raise DPAuditError(f"training models needs scikit-learn and joblib ({exc}): pip install 'dpaudit[mia]'") from None
+
+
 def train_run(
     out_dir: str | os.PathLike[str],
     *,
@@ -358,6 +367,7 @@ def train_run(
         Bad arguments. DataError: a run directory that exists (without ``resume``), is corrupt, or
         holds a different configuration.
     """
+    _require_ml()
     from joblib import Parallel, delayed
 
     if dataset not in DATASETS:
