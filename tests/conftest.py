@@ -29,3 +29,25 @@ def _flip_table(n_per_group: int, t: float) -> np.ndarray:
 def flip_table():
     """The flip-test table builder ``flip_table(n_per_group, t)``."""
     return _flip_table
+
+
+class _FakeResponse:
+    """What ``urllib.request.urlopen`` returns, serving fixed bytes (for offline download tests)."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def read(self) -> bytes:
+        return self.body
+
+    def __enter__(self) -> "_FakeResponse":
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+@pytest.fixture
+def fake_response():
+    """The response class a fake ``urlopen`` returns: ``fake_response(body_bytes)``."""
+    return _FakeResponse

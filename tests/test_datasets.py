@@ -62,24 +62,13 @@ def test_missing_file_offline_names_variable_and_path(tmp_path, monkeypatch):
         datasets.load("adult")
 
 
-def test_download_is_verified_and_cached(adult_available, tmp_path, monkeypatch):
+def test_download_is_verified_and_cached(adult_available, tmp_path, monkeypatch, fake_response):
     """The download path (served from the local copy) verifies the checksum and fills the cache."""
     monkeypatch.delenv("DPAUDIT_DATA")
     monkeypatch.setenv("DPAUDIT_CACHE", str(tmp_path / "cache"))
     served = []
 
-    class Response:
-        def __init__(self, body):
-            self.body = body
-
-        def read(self):
-            return self.body
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
+    Response = fake_response
 
     def fake_urlopen(url, timeout):
         name = url.rsplit("/", 1)[1]

@@ -215,7 +215,7 @@ def test_checksum_mismatch_refuses(name, path, old, new, digest, tmp_path, monke
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
-def test_download_path_is_verified_and_cached(name, tmp_path, monkeypatch):
+def test_download_path_is_verified_and_cached(name, tmp_path, monkeypatch, fake_response):
     """Without DPAUDIT_DATA the files come from their public address (served here from the local copy)."""
     import urllib.request
 
@@ -225,18 +225,7 @@ def test_download_path_is_verified_and_cached(name, tmp_path, monkeypatch):
     by_url = {f.url: next(p for p in f.local_candidates(root) if p.is_file()) for f in INFOS[name].files}
     served = []
 
-    class Response:
-        def __init__(self, body):
-            self.body = body
-
-        def read(self):
-            return self.body
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
+    Response = fake_response
 
     def fake_urlopen(url, timeout):
         served.append(url)

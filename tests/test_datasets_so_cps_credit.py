@@ -190,20 +190,6 @@ def test_checksum_mismatch_refuses(data_root, tmp_path, monkeypatch, name):
         datasets.load(name)
 
 
-class _Response:
-    def __init__(self, body):
-        self.body = body
-
-    def read(self):
-        return self.body
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 def _cut_parts(content):
     """The 8 published parts, cut from the joined file: its header, then 5,000 rows each."""
     lines = content.split(b"\n")
@@ -216,7 +202,7 @@ def _cut_parts(content):
     return parts
 
 
-def test_stackoverflow_download_joins_verifies_and_caches(data_root, tmp_path, monkeypatch):
+def test_stackoverflow_download_joins_verifies_and_caches(data_root, tmp_path, monkeypatch, fake_response):
     content = gzip.decompress((data_root / "stackoverflow" / "so_countries_col_new.csv.gz").read_bytes())
     parts = _cut_parts(content)
     # the cut parts are exactly the published ones (their sha256 in the manifest)
@@ -227,7 +213,7 @@ def test_stackoverflow_download_joins_verifies_and_caches(data_root, tmp_path, m
     def fake_urlopen(url, timeout):
         served.append(url)
         body = by_url[url]
-        return _Response(gzip.compress(body) if url.endswith("so_3.csv") else body)  # gzip is undone
+        return fake_response(gzip.compress(body) if url.endswith("so_3.csv") else body)  # gzip is undone
 
     monkeypatch.delenv("DPAUDIT_DATA")
     monkeypatch.setenv("DPAUDIT_CACHE", str(tmp_path / "cache"))
@@ -243,14 +229,14 @@ def test_stackoverflow_download_joins_verifies_and_caches(data_root, tmp_path, m
         datasets.load("stackoverflow")
 
 
-def test_stackoverflow_download_refuses_corrupt_part(data_root, tmp_path, monkeypatch):
+def test_stackoverflow_download_refuses_corrupt_part(data_root, tmp_path, monkeypatch, fake_response):
     content = gzip.decompress((data_root / "stackoverflow" / "so_countries_col_new.csv.gz").read_bytes())
     parts = _cut_parts(content)
     parts[5] = parts[5].replace(b"United States", b"United Statez", 1)
     by_url = {url: body for (url, _sha, _rows), body in zip(_stackoverflow.PARTS, parts)}
     monkeypatch.delenv("DPAUDIT_DATA")
     monkeypatch.setenv("DPAUDIT_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: _Response(by_url[url]))
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: fake_response(by_url[url]))
     with pytest.raises(DatasetError, match=r"so_5.csv: sha256 of this part .* expected 7a515bb9.*refusing"):
         datasets.load("stackoverflow")
     assert not (tmp_path / "cache" / "stackoverflow" / "so_countries_col_new.csv").exists()
