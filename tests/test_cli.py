@@ -239,6 +239,8 @@ def test_datasets_commands():
     info = json.loads(run("datasets", "info", "compas").stdout)
     assert info["rows"] == 11_757 and "paper" in info["presets"]
     assert run("datasets", "path", "adult").stdout.strip().endswith("adult")
+    synthetic = run("datasets", "path", "census")
+    assert synthetic.exit_code == 2 and "has no files to locate" in synthetic.stderr
     bad = run("datasets", "info", "nope")
     assert bad.exit_code == 2 and "unknown dataset 'nope'" in bad.stderr
     no_preset = run("fairness", "credit", "--preset", "paper", "--exact")

@@ -138,6 +138,8 @@ def preset(name: str, preset_name: str = "paper") -> tuple[str, ...]:
 def path(name: str) -> Path:
     """The folder a dataset's files are read from now: ``$DPAUDIT_DATA/<folder>`` if set, else the cache."""
     meta = info(name)
-    folder = meta.files[0].folder if meta.files else name
+    if not meta.files:
+        raise DatasetError(f"dataset {name!r} is generated in memory (synthetic): it has no files to locate")
+    folder = meta.files[0].folder
     root = os.environ.get(DATA_ENV)
     return (Path(root) if root else cache_dir()) / folder
