@@ -1,0 +1,292 @@
+"""Paper comparison: reliability of efficient LiRA as the number of models M grows.
+
+Reproduces, with the built-in stand-in target model (logistic regression; spec ``mia.md`` §5), the
+comparisons of Jälkö, Pradhan, Räisä, Honkela, *On Reliability of Efficient Membership Inference
+Vulnerability Evaluation* (arXiv 2605.25819):
+
+* naive concatenated TPR vs post-processed (PP) concatenated TPR vs mean per-record TPR, as M grows;
+* N(0, 1) vs Student-t PP thresholds (their realised FPR at small M);
+* the finite-population correction (FPC) off and on.
+
+For each dataset, M_max models are trained ONCE into a cache directory outside the repository
+(resumable: rerunning continues an interrupted run bit-identically), and every M in the grid uses the
+first M of them. In a sub-matrix of the first M models a record can be IN (or OUT) in fewer than 3
+models; such records are dropped (counted in the output), because the leave-one-out fits need ≥ 2.
+
+Outputs (``--out``, default ``docs/results``; ``--quick`` defaults to ``docs/results/quick``):
+``mia_reliability.csv``, ``mia_reliability.md``, ``mia_reliability.json`` (full reports),
+``mia_tpr_vs_M_<dataset>.png`` and ``mia_fpr_vs_M_<dataset>.png``.
+
+Usage::
+
+    DPAUDIT_DATA=/path/to/datasets python experiments/mia_reliability.py            # full (~10 min, 2 cores)
+    python experiments/mia_reliability.py --quick --out /tmp/mia_quick              # smoke run (<1 min)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dpaudit.mia.evaluate import evaluate
+from dpaudit.mia.scores import ScoreSet
+from dpaudit.mia.train import load_run, train_run
+
+RULES = ("naive", "pp_normal", "pp_t", "mean_per_record")
+RULE_LABEL = {"naive": "naive concat", "pp_normal": "PP concat N(0,1)", "pp_t": "PP concat t",
+              "mean_per_record": "mean per-record"}
+RULE_COLOR = {"naive": "tab:red", "pp_normal": "tab:orange", "pp_t": "tab:blue", "mean_per_record": "tab:green"}
+RULE_MARKER = {"naive": "o", "pp_normal": "s", "pp_t": "^", "mean_per_record": "D"}
+
+CSV_FIELDS = [
+    "dataset", "model", "M", "n_records", "n_dropped", "fpc", "alpha",
+    "naive_tpr", "naive_ci_lo", "naive_ci_hi", "naive_fpr",
+    "pp_normal_tpr", "pp_normal_ci_lo", "pp_normal_ci_hi", "pp_normal_fpr",
+    "pp_t_tpr", "pp_t_ci_lo", "pp_t_ci_hi", "pp_t_fpr",
+    "mean_per_record_tpr", "mean_per_record_ci_lo", "mean_per_record_ci_hi", "mean_per_record_fpr",
+    "naive_per_record_fpr_max", "naive_per_record_share_above_alpha", "binomial_share_above_alpha",
+    "auc_naive", "share_non_normal", "min_n_out", "eval_seconds",
+]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: pool 2,000, M_max 32, M in {16, 32}, n_boot 5, adult only")
+    p.add_argument("--datasets", nargs="+", default=None, help="default: adult credit (quick: adult)")
+    p.add_argument("--model", default="logreg", choices=("logreg", "mlp", "hgb"))
+    p.add_argument("--pool", type=int, default=None, help="N+ (N = N+/2); default 20000 (quick: 2000)")
+    p.add_argument("--models", type=int, nargs="+", default=None,
+                   help="the M grid; default 16 32 64 128 256 (quick: 16 32); M_max = max")
+    p.add_argument("--fpr", type=float, nargs="+", default=[1e-2, 1e-3], help="the α values")
+    p.add_argument("--n-boot", type=int, default=None, help="bootstrap replicates (default 50; quick: 5)")
+    p.add_argument("--sign", default="fitted", choices=("fitted", "positive"),
+                   help="sign(Δ) of the PP transform (fitted: as in the MIA paper)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-jobs", type=int, default=2)
+    p.add_argument("--runs", default="/tmp/dpaudit_runs", help="cache of trained runs (outside the repo)")
+    p.add_argument("--out", default=None, help="output folder (default docs/results; quick: docs/results/quick)")
+    a = p.parse_args(argv)
+    repo = Path(__file__).resolve().parents[1]
+    if a.quick:
+        a.datasets = a.datasets or ["adult"]
+        a.pool = a.pool or 2000
+        a.models = a.models or [16, 32]
+        a.n_boot = 5 if a.n_boot is None else a.n_boot
+        a.out = a.out or str(repo / "docs" / "results" / "quick")
+    else:
+        a.datasets = a.datasets or ["adult", "credit"]
+        a.pool = a.pool or 20000
+        a.models = a.models or [16, 32, 64, 128, 256]
+        a.n_boot = 50 if a.n_boot is None else a.n_boot
+        a.out = a.out or str(repo / "docs" / "results")
+    a.models = sorted(set(a.models))
+    return a
+
+
+def binomial_share_above(keep: np.ndarray, alpha: float) -> float:
+    """Share of records whose per-record FPR would exceed α by chance alone if every record's true FPR
+    were exactly α: mean over records of P(Binomial(n_out,x, α) > α·n_out,x). The reference level for
+    ``naive_per_record_share_above_alpha`` (with n_out = M/2 OUT targets, discreteness alone puts many
+    records above α)."""
+    from scipy import stats
+
+    n_out = (~np.asarray(keep)).sum(axis=0)
+    return float(np.mean(stats.binom.sf(np.floor(alpha * n_out), n_out, alpha)))
+
+
+def subset(full: ScoreSet, m: int) -> tuple[ScoreSet, int]:
+    """ScoreSet of the first ``m`` models, without records IN or OUT in fewer than 3 of them.
+
+    The pool keeps its design ratio: ``train_size = n_kept // 2`` so the FPC factor stays
+    ``1 − N/N+ ≈ 0.5`` (every record was IN in exactly half of all M_max models).
+    """
+    score, keep = np.asarray(full.score)[:m], np.asarray(full.keep)[:m]
+    n_in = keep.sum(axis=0)
+    ok = (n_in >= 3) & (m - n_in >= 3)
+    kept = int(ok.sum())
+    return (ScoreSet(score[:, ok], keep[:, ok], train_size=kept // 2, pool_size=kept,
+                     meta={**full.meta, "n_models_used": m}), int((~ok).sum()))
+
+
+def run_dir(args: argparse.Namespace, dataset: str) -> Path:
+    return Path(args.runs) / f"{dataset}_{args.model}_m{max(args.models)}_p{args.pool}_s{args.seed}"
+
+
+def train(args: argparse.Namespace, dataset: str) -> tuple[ScoreSet, float]:
+    out = run_dir(args, dataset)
+    t0 = time.perf_counter()
+    train_run(out, dataset=dataset, model=args.model, n_models=max(args.models), pool_size=args.pool,
+              seed=args.seed, n_jobs=args.n_jobs, resume=True, progress=False)
+    return load_run(out), time.perf_counter() - t0
+
+
+def rows_of(report_dict: dict, dataset: str, model: str, m: int, dropped: int, secs: float,
+            keep: np.ndarray) -> list[dict]:
+    rows = []
+    for res in report_dict["results"]:
+        row = {"dataset": dataset, "model": model, "M": m, "n_records": report_dict["n_records"],
+               "n_dropped": dropped, "fpc": report_dict["options"]["fpc"], "alpha": res["alpha"]}
+        for rule in RULES:
+            r = res[rule]
+            ci = r.get("ci", [float("nan")] * 2)
+            row.update({f"{rule}_tpr": r["tpr"], f"{rule}_ci_lo": ci[0], f"{rule}_ci_hi": ci[1],
+                        f"{rule}_fpr": r["fpr"]})
+        row["naive_per_record_fpr_max"] = res["naive_per_record_fpr"]["max"]
+        row["naive_per_record_share_above_alpha"] = res["naive_per_record_fpr"]["share_above_alpha"]
+        row["binomial_share_above_alpha"] = binomial_share_above(keep, res["alpha"])
+        d = report_dict["diagnostics"]
+        row.update(auc_naive=d["auc_naive"], share_non_normal=d["share_non_normal"], min_n_out=d["min_n_out"],
+                   eval_seconds=round(secs, 2))
+        rows.append(row)
+    return rows
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+
+
+def write_markdown(rows: list[dict], args: argparse.Namespace, timing: dict, path: Path) -> None:
+    lines = [
+        "# MIA reliability vs number of models M (generated by `experiments/mia_reliability.py`)",
+        "",
+        f"Target model: {args.model}; pool N+ = {args.pool:,}, N = N+/2; M_max = {max(args.models)} models trained once "
+        f"per dataset, M = first M of them; bootstrap n_boot = {args.n_boot} (models × records); PP sign = {args.sign}; "
+        f"seed {args.seed}. TPR at the largest FPR ≤ α; `real. FPR` = realised FPR of that rule over all OUT targets. "
+        "`naive pr-FPR max / >α` = per-record FPR under the naive global threshold: its maximum and the share of "
+        "records above α, with `(binom …)` the share expected above α from Binomial(n_out, α) noise alone if every "
+        "record's FPR were exactly α. Mean per-record TPR with M/2 < 1/α OUT models is read at in-sample FPR 0 "
+        "(not a valid estimate at α). `dropped` = records with < 3 IN or < 3 OUT models among the first M.",
+        "",
+        "Timing (s): " + ", ".join(f"{k} {v:.0f}" for k, v in timing.items()),
+        "",
+        "| dataset | M | dropped | FPC | α | naive TPR [95% CI] | PP-N(0,1) TPR | PP-t TPR [95% CI] | mean per-record TPR "
+        "| real. FPR naive / N(0,1) / t / per-rec | naive pr-FPR max / >α (binom) |",
+        "|---|---:|---:|---|---:|---|---:|---|---:|---|---|",
+    ]
+    for r in rows:
+        a = r["alpha"]
+        lines.append(
+            f"| {r['dataset']} | {r['M']} | {r['n_dropped']} | {'on' if r['fpc'] else 'off'} | {a:g} "
+            f"| {r['naive_tpr']:.4f} [{r['naive_ci_lo']:.4f}, {r['naive_ci_hi']:.4f}] "
+            f"| {r['pp_normal_tpr']:.4f} "
+            f"| {r['pp_t_tpr']:.4f} [{r['pp_t_ci_lo']:.4f}, {r['pp_t_ci_hi']:.4f}] "
+            f"| {r['mean_per_record_tpr']:.4f} "
+            f"| {r['naive_fpr']:.2g} / {r['pp_normal_fpr']:.2g} / {r['pp_t_fpr']:.2g} / {r['mean_per_record_fpr']:.2g} "
+            f"| {r['naive_per_record_fpr_max']:.3f} / {r['naive_per_record_share_above_alpha']:.1%} "
+            f"({r['binomial_share_above_alpha']:.1%}) |")
+    diag = {}
+    for r in rows:
+        if not r["fpc"]:
+            diag.setdefault(r["dataset"], {})[r["M"]] = (r["auc_naive"], r["share_non_normal"])
+    lines += ["", "Diagnostics (FPC off): naive AUC; share of records whose OUT scores fail Jarque–Bera at 0.01.", ""]
+    for ds, by_m in diag.items():
+        lines.append(f"- {ds}: " + "; ".join(f"M={m}: AUC {auc:.4f}, non-normal {nn:.1%}" for m, (auc, nn) in by_m.items()))
+    lines.append("")
+    path.write_text("\n".join(lines))
+
+
+def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: str) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(alphas), figsize=(5.6 * len(alphas), 4.4), squeeze=False)
+    for ax, alpha in zip(axes[0], alphas):
+        for rule in RULES:
+            for fpc, ls in ((False, "-"), (True, "--")):
+                sel = sorted((r for r in rows if r["dataset"] == dataset and r["alpha"] == alpha and r["fpc"] == fpc),
+                             key=lambda r: r["M"])
+                if not sel:
+                    continue
+                ms = [r["M"] for r in sel]
+                ys = [max(r[f"{rule}_{what}"], 1e-6) for r in sel]
+                ax.plot(ms, ys, ls=ls, color=RULE_COLOR[rule], marker=RULE_MARKER[rule], ms=4,
+                        label=f"{RULE_LABEL[rule]}{' (FPC)' if fpc else ''}")
+                if rule == "mean_per_record":  # hollow: M/2 < 1/α OUT models, ROC read at FPR 0
+                    bad = [(x, y) for x, y in zip(ms, ys) if x / 2 < 1 / alpha]
+                    if bad:
+                        ax.plot(*zip(*bad), ls="none", marker=RULE_MARKER[rule], ms=6, mfc="white",
+                                mec=RULE_COLOR[rule], zorder=3)
+                if what == "tpr" and rule in ("naive", "pp_t"):
+                    lo = [max(r[f"{rule}_ci_lo"], 1e-6) for r in sel]
+                    hi = [max(r[f"{rule}_ci_hi"], 1e-6) for r in sel]
+                    if not any(np.isnan(lo)):
+                        ax.fill_between(ms, lo, hi, color=RULE_COLOR[rule], alpha=0.08 if fpc else 0.15, lw=0)
+        ax.axhline(alpha, color="grey", ls=":", lw=1, label=f"α = {alpha:g}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(sorted({r["M"] for r in rows}))
+        ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xlabel("number of models M")
+        ax.set_ylabel("TPR at FPR α" if what == "tpr" else "realised FPR")
+        ax.set_title(f"{dataset}, α = {alpha:g}")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.suptitle(f"{dataset}: {'TPR' if what == 'tpr' else 'realised FPR'} vs M "
+                 "(solid: FPC off, dashed: FPC on; bands: bootstrap 95% CI;\n"
+                 "hollow ◇: mean per-record with M/2 < 1/α OUT models, read at in-sample FPR 0)" if what == "tpr" else
+                 f"{dataset}: realised FPR of each rule vs M (solid: FPC off, dashed: FPC on)", fontsize=10)
+    fig.tight_layout()
+    path = out / f"mia_{what}_vs_M_{dataset}.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []
+    reports: list[dict] = []
+    timing: dict[str, float] = {}
+    t_all = time.perf_counter()
+    for dataset in args.datasets:
+        full, secs = train(args, dataset)
+        timing[f"{dataset} train/load"] = secs
+        print(f"[{dataset}] {full.n_models} models × {full.n_records} records ready in {secs:.1f} s", flush=True)
+        t_eval = time.perf_counter()
+        for m in args.models:
+            sub, dropped = subset(full, m)
+            for fpc in (False, True):
+                t0 = time.perf_counter()
+                rep = evaluate(sub, fpr=tuple(args.fpr), n_boot=args.n_boot, fpc=fpc, sign=args.sign, seed=args.seed)
+                secs = time.perf_counter() - t0
+                d = rep.to_dict()
+                d["meta"] = {"dataset": dataset, "model": args.model, "M": m, "n_dropped": dropped}
+                reports.append(d)
+                new = rows_of(d, dataset, args.model, m, dropped, secs, sub.keep)
+                rows += new
+                for r in new:
+                    print(f"[{dataset}] M={m:4d} drop={dropped:4d} FPC={'on ' if fpc else 'off'} α={r['alpha']:g}: "
+                          f"naive {r['naive_tpr']:.4f}  PP-N {r['pp_normal_tpr']:.4f} (FPR {r['pp_normal_fpr']:.2g})  "
+                          f"PP-t {r['pp_t_tpr']:.4f} (FPR {r['pp_t_fpr']:.2g})  per-rec {r['mean_per_record_tpr']:.4f}  "
+                          f"[{secs:.1f} s]", flush=True)
+        timing[f"{dataset} evaluate"] = time.perf_counter() - t_eval
+    timing["total"] = time.perf_counter() - t_all
+    write_csv(rows, out / "mia_reliability.csv")
+    write_markdown(rows, args, timing, out / "mia_reliability.md")
+    (out / "mia_reliability.json").write_text(json.dumps(
+        {"config": {k: v for k, v in vars(args).items()}, "timing_s": timing, "reports": reports}, indent=1))
+    for dataset in args.datasets:
+        for what in ("tpr", "fpr"):
+            print("wrote", plot(rows, dataset, args.fpr, out, what))
+    print(f"wrote {out}/mia_reliability.csv, .md, .json; total {timing['total']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
