@@ -26,6 +26,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit._errors import DPAuditError
+from dpaudit.mia._checks import open_unit
 from dpaudit.mia.lira import LooFits, _sd, _target_score
 
 __all__ = ["pp_transform", "threshold", "fpc_factor"]
@@ -112,12 +113,7 @@ def threshold(
     >>> [round(v, 4) for v in threshold(0.05, n_out=np.array([2, 1000])).tolist()]
     [7.7327, 1.6472]
     """
-    try:
-        alpha = float(alpha)
-    except (TypeError, ValueError):
-        raise DPAuditError(f"alpha must be a number in (0, 1), got {alpha!r}") from None
-    if not 0 < alpha < 1:
-        raise DPAuditError(f"alpha must be in (0, 1), got {alpha!r}")
+    alpha = open_unit("alpha", alpha)
     if kind == "normal":
         return float(stats.norm.isf(alpha))
     if kind != "t":

@@ -29,6 +29,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit._errors import DataError, DPAuditError
+from dpaudit.mia._checks import open_unit
 
 __all__ = [
     "Roc",
@@ -85,13 +86,7 @@ def _check_same_shape(a: np.ndarray, b: np.ndarray, na: str, nb: str) -> None:
 
 
 def _check_level(level: float) -> float:
-    try:
-        level = float(level)
-    except (TypeError, ValueError):
-        raise DPAuditError(f"level must be a number in (0, 1), got {level!r}") from None
-    if not 0.0 < level < 1.0:
-        raise DPAuditError(f"level must be in (0, 1) (e.g. 0.95), got {level!r}")
-    return level
+    return open_unit("level", level, " (e.g. 0.95)")
 
 
 def _check_counts(k: object, n: object, kname: str, nname: str) -> tuple[np.ndarray, np.ndarray]:
