@@ -169,3 +169,10 @@ def test_cli_train_then_evaluate_run_directory(tmp_path, adult_available):
     assert ev.exit_code == 0, ev.output and json.loads(ev.stdout)["n_models"] == 6
     again = runner.invoke(app, ["mia", "train", str(run_dir), "--models", "6", "--pool", "120", "--no-progress"])
     assert again.exit_code == 2 and "is not empty" in again.stderr
+    other = runner.invoke(app, ["mia", "train", str(run_dir), "--models", "6", "--pool", "120", "--no-progress",
+                                "--resume", "--trainer", "per-model"])
+    assert other.exit_code == 2 and "differs in: trainer" in other.stderr
+    wrong = runner.invoke(app, ["mia", "train", str(tmp_path / "mlp"), "--models", "6", "--pool", "120",
+                                "--model", "mlp", "--trainer", "batched"])
+    assert wrong.exit_code == 2 and "fits logistic regression only" in wrong.stderr
+    assert not (tmp_path / "mlp").exists()

@@ -26,14 +26,36 @@ def _scores(run: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((run / "scores").glob("*.npy"))}
 
 
-@pytest.fixture(scope="module")
-def small_run(tmp_path_factory):
+def _need_adult() -> None:
     root = os.environ.get("DPAUDIT_DATA")
     if not (root and (Path(root) / "adult" / "adult.data.gz").is_file()):
         if os.environ.get("CI"):
             pytest.fail("CI must run with DPAUDIT_DATA pointing at the shared datasets folder (adult/ missing)")
         pytest.skip("real Adult files not found: set DPAUDIT_DATA to the shared datasets folder")
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """The default trainer for logreg: batched."""
+    _need_adult()
     return train_run(tmp_path_factory.mktemp("run") / "r", **SMALL)
+
+
+@pytest.fixture(scope="module")
+def loop_run(tmp_path_factory):
+    _need_adult()
+    return train_run(tmp_path_factory.mktemp("run") / "r", **SMALL, trainer="per-model")
+
+
+def _pool_and_labels(run: Path):
+    from dpaudit import datasets
+    from dpaudit.mia.train import DATASETS
+
+    cfg = json.loads((run / "run.json").read_text())["config"]
+    frame, _ = datasets.load(cfg["dataset"])
+    pool = frame.iloc[cfg["pool_indices"]].reset_index(drop=True)
+    spec = DATASETS[cfg["dataset"]]
+    return pool, (pool[spec["label"]] == spec["positive"]).to_numpy(dtype=int), np.load(run / "keep.npy")
 
 
 def test_end_to_end_load_and_evaluate(small_run):
@@ -55,20 +77,39 @@ def test_end_to_end_load_and_evaluate(small_run):
     assert 0.0 <= rep.rows[0]["pp_t"]["tpr"] <= 1.0
 
 
-def test_scores_match_sklearn_predict_proba(small_run, adult_available):
+def test_scores_match_sklearn_predict_proba(loop_run, adult_available):
     """φ from the exact logit equals log(p_y / (1 − p_y)) from predict_proba where that is accurate."""
-    from dpaudit import datasets
-    from dpaudit.mia.train import DATASETS, _make_pipeline
+    from dpaudit.mia.train import _make_pipeline
 
-    cfg = json.loads((small_run / "run.json").read_text())["config"]
-    frame, _ = datasets.load("adult")
-    pool = frame.iloc[cfg["pool_indices"]].reset_index(drop=True)
-    spec = DATASETS["adult"]
-    y = (pool[spec["label"]] == spec["positive"]).to_numpy(dtype=int)
-    keep = np.load(small_run / "keep.npy")
+    pool, y, keep = _pool_and_labels(loop_run)
+    assert json.loads((loop_run / "run.json").read_text())["config"]["trainer"] == {"name": "per-model"}
     pipe = _make_pipeline("adult", "logreg", 0).fit(pool[keep[2]], y[keep[2]])
     p = pipe.predict_proba(pool)[np.arange(len(y)), y]
-    np.testing.assert_allclose(np.load(small_run / "scores" / "model_00002.npy"), np.log(p / (1 - p)), atol=1e-8)
+    np.testing.assert_allclose(np.load(loop_run / "scores" / "model_00002.npy"), np.log(p / (1 - p)), atol=1e-8)
+
+
+def test_batched_scores_are_the_converged_sklearn_pipelines(small_run, loop_run, adult_available):
+    """The batched trainer's model m is sklearn's pipeline m at its exact minimiser (tol → 0); the loop's
+    default tol = 1e-4 stops visibly short of it."""
+    from dpaudit.mia.train import BATCHED_PARAMS, _make_pipeline
+
+    trainer = json.loads((small_run / "run.json").read_text())["config"]["trainer"]
+    assert trainer == {"name": "batched", **BATCHED_PARAMS}
+    pool, y, keep = _pool_and_labels(small_run)
+    batched, loop = load_run(small_run).score, load_run(loop_run).score
+    for m in (0, 5):
+        pipe = _make_pipeline("adult", "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)
+        z = pipe.fit(pool[keep[m]], y[keep[m]]).decision_function(pool)
+        exact = np.where(y == 1, z, -z)
+        assert np.abs(batched[m] - exact).max() < 1e-4 < np.abs(loop[m] - exact).max()
+
+
+def test_batch_size_changes_scores_only_by_rounding(small_run, tmp_path, adult_available):
+    small = train_run(tmp_path / "b3", **SMALL, batch_size=3)  # blocks {0,1,2}, {3,4,5}, {6,7}
+    assert json.loads((small / "run.json").read_text())["config"]["trainer"]["batch_size"] == 3
+    np.testing.assert_allclose(load_run(small).score, load_run(small_run).score, atol=1e-7)
+    with pytest.raises(DataError, match="differs in: trainer"):
+        train_run(small, **SMALL, resume=True)  # default batch size: another configuration
 
 
 def test_resume_after_deleting_models_is_bit_identical(small_run, tmp_path):
@@ -98,8 +139,9 @@ def test_other_models_parallel_equals_serial(tmp_path, adult_available, model):
     assert np.isfinite(load_run(a).score).all()
 
 
-def test_sigkill_then_resume_is_bit_identical(tmp_path, adult_available):
-    kw = {**SMALL, "n_models": 40, "pool_size": 2000}
+@pytest.mark.parametrize("trainer", [{"trainer": "per-model"}, {"trainer": "batched", "batch_size": 4}])
+def test_sigkill_then_resume_is_bit_identical(tmp_path, adult_available, trainer):
+    kw = {**SMALL, "n_models": 40, "pool_size": 2000, **trainer}
     killed = tmp_path / "killed"
     code = (f"from dpaudit.mia.train import train_run; "
             f"train_run({str(killed)!r}, **{kw!r})")
@@ -185,6 +227,15 @@ def test_argument_errors(tmp_path):
         train_run(tmp_path / "x", n_models=7, pool_size=200)
     with pytest.raises(DPAuditError, match="model must be one of"):
         train_run(tmp_path / "x", model="svm", n_models=8, pool_size=200)
+    with pytest.raises(DPAuditError, match="trainer must be one of"):
+        train_run(tmp_path / "x", n_models=8, pool_size=200, trainer="gpu")
+    with pytest.raises(DPAuditError, match="trainer 'batched' fits logistic regression only, not 'hgb'"):
+        train_run(tmp_path / "x", model="hgb", n_models=8, pool_size=200, trainer="batched")
+    with pytest.raises(DPAuditError, match="batch_size applies to trainer 'batched' only"):
+        train_run(tmp_path / "x", model="mlp", n_models=8, pool_size=200, batch_size=4)
+    with pytest.raises(DPAuditError, match="batch_size must be a whole number ≥ 1"):
+        train_run(tmp_path / "x", n_models=8, pool_size=200, batch_size=0)
+    assert not (tmp_path / "x").exists()
     with pytest.raises(DataError, match="not a directory"):
         load_run(tmp_path / "nope")
     (tmp_path / "empty").mkdir()
