@@ -70,7 +70,7 @@ def test_end_to_end_load_and_evaluate(small_run):
     assert len(_scores(small_run)) == 8 and not list((small_run / "scores").glob("*.tmp"))
     s = load_run(small_run)
     assert s.score.shape == (8, 200) and s.train_size == 100 and s.pool_size == 200
-    assert (s.keep.sum(axis=0) == 4).all() and s.meta["model"] == "logreg"
+    assert (s.keep.sum(axis=0) == 4).all() and s.meta["model"] == "logreg" and s.meta["trainer"] == "batched"
     # members score higher on average (logistic regression overfits a little)
     assert s.score[s.keep].mean() > s.score[~s.keep].mean()
     rep = evaluate(s, fpr=(0.1,), n_boot=0)

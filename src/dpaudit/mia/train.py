@@ -585,6 +585,8 @@ def load_run(run_dir: str | os.PathLike[str]) -> ScoreSet:
                         "finish them with `dpaudit mia train --resume` (train_run(..., resume=True))")
     score = np.stack([_read_score(out, m, pool_size) for m in range(n_models)])
     meta = {k: cfg[k] for k in ("dataset", "model", "seed") if k in cfg}
+    trainer = cfg.get("trainer")  # absent in runs written before trainers were recorded
+    meta["trainer"] = trainer.get("name", "per-model") if isinstance(trainer, dict) else "per-model"
     meta.update(source=RUN_FORMAT, run_dir=str(out), versions=header.get("versions", {}))
     return ScoreSet(score, keep, train_size=cfg["train_size"], pool_size=pool_size, meta=meta)
 
