@@ -290,7 +290,7 @@ def fit_pipelines(
     for m in range(n_models):
         labels = np.unique(y[keep[m]])
         if labels.size != 2:
-            raise DataError(f"model {m}: its training set holds only one class; use a larger pool")
+            raise DataError(f"keep[{m}] selects rows of one class only; each model needs both classes to train")
     weights = keep.T.astype(np.float64)  # (n, B)
     size = keep.sum(axis=1)
     num = X[:, n_onehot:-1]
