@@ -90,6 +90,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         a.n_boot = 50 if a.n_boot is None else a.n_boot
         a.out = a.out or str(repo / "docs" / "results")
     a.models = sorted(set(a.models))
+    if a.trainer == "auto":  # resolved here so the run cache and the table name the trainer actually used
+        a.trainer = "batched" if a.model == "logreg" else "per-model"
     return a
 
 
@@ -119,8 +121,7 @@ def subset(full: ScoreSet, m: int) -> tuple[ScoreSet, int]:
 
 
 def run_dir(args: argparse.Namespace, dataset: str) -> Path:
-    trainer = args.trainer if args.trainer != "auto" else ("batched" if args.model == "logreg" else "per-model")
-    return Path(args.runs) / f"{dataset}_{args.model}_{trainer}_m{max(args.models)}_p{args.pool}_s{args.seed}"
+    return Path(args.runs) / f"{dataset}_{args.model}_{args.trainer}_m{max(args.models)}_p{args.pool}_s{args.seed}"
 
 
 def train(args: argparse.Namespace, dataset: str) -> tuple[ScoreSet, float]:
@@ -252,7 +253,6 @@ def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: s
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     rows: list[dict] = []
     reports: list[dict] = []
     timing: dict[str, float] = {}
@@ -280,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"[{secs:.1f} s]", flush=True)
         timing[f"{dataset} evaluate"] = time.perf_counter() - t_eval
     timing["total"] = time.perf_counter() - t_all
+    out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "mia_reliability.csv")
     write_markdown(rows, args, timing, out / "mia_reliability.md")
     (out / "mia_reliability.json").write_text(json.dumps(
