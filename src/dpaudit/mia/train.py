@@ -2,7 +2,8 @@
 
 :func:`train_run` draws a pool of N+ records from a registered dataset, the efficient-LiRA keep
 matrix (every record IN in exactly M/2 models), trains M scikit-learn pipelines (declared
-preprocessing + logistic regression, a small MLP or gradient-boosted trees), and writes the
+preprocessing + logistic regression, a small MLP or gradient-boosted trees; or TabPFN, optional),
+logistic regressions many at a time by :mod:`dpaudit.mia.batched_logreg`, and writes the
 logit-scaled confidence of every pool record under every model to a *run directory*, one file per
 finished model, so an interrupted run resumes where it stopped. :func:`load_run` reads the directory
 back as a :class:`~dpaudit.mia.scores.ScoreSet`.
@@ -20,7 +21,8 @@ All randomness derives from ``seed``: the pool from ``SeedSequence(seed, spawn_k
 matrix from ``keep_matrix(M, N+, seed=seed)``, and model ``m``'s own randomness (MLP initialisation,
 HGB subsampling) from ``SeedSequence(seed, spawn_key=(2, m))`` only — never from the order or the
 process in which models are trained. BLAS runs single-threaded inside each fit (parallelism comes
-from joblib), so a resumed run, or one with another ``n_jobs``, is bit-identical to an uninterrupted
+from joblib), and the batched trainer solves fixed blocks of model indices (a resumed run recomputes
+whole blocks), so a resumed run, or one with another ``n_jobs``, is bit-identical to an uninterrupted
 one on the same machine and library versions (recorded in ``run.json``).
 
 Run directory (format ``dpaudit.mia.run``, version 1)
@@ -28,7 +30,8 @@ Run directory (format ``dpaudit.mia.run``, version 1)
 ``run.json``
     ``{"format": "dpaudit.mia.run", "version": 1, "config": {dataset, model, n_models, pool_size,
     train_size, seed, pool_indices (row positions in the loaded dataset, sorted), features, label,
-    model_params, score}, "versions": {python, numpy, scikit-learn, dpaudit}}``.
+    model_params, trainer ({"name": "per-model"} or {"name": "batched", batch_size, gtol, max_iter}),
+    score}, "versions": {python, numpy, scikit-learn, dpaudit}}``.
 ``keep.npy``
     bool, shape (M, N+).
 ``scores/model_00042.npy``
@@ -37,7 +40,8 @@ Run directory (format ``dpaudit.mia.run``, version 1)
 
 The score is ``φ = log p_y − log Σ_{c≠y} p_c`` (:func:`logit_confidence`); for the binary models
 here it is computed exactly from the model's logit ``z``: ``φ = z`` if ``y`` is the positive class,
-else ``−z``, finite however confident the model is.
+else ``−z``, finite however confident the model is (TabPFN exposes only probabilities: their
+log-odds, each probability clipped to its dtype's smallest positive value).
 
 Examples
 --------
