@@ -34,22 +34,23 @@ from pathlib import Path
 
 import numpy as np
 
-from dpaudit.mia.evaluate import evaluate
+from dpaudit.mia.evaluate import RULE_NAMES, RULES, evaluate
 from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.train import load_run, train_run
 
-RULES = ("naive", "pp_normal", "pp_t", "mean_per_record")
-RULE_LABEL = {"naive": "naive concat", "pp_normal": "PP concat N(0,1)", "pp_t": "PP concat t",
-              "mean_per_record": "mean per-record"}
-RULE_COLOR = {"naive": "tab:red", "pp_normal": "tab:orange", "pp_t": "tab:blue", "mean_per_record": "tab:green"}
-RULE_MARKER = {"naive": "o", "pp_normal": "s", "pp_t": "^", "mean_per_record": "D"}
+RULE_LABEL = dict(RULE_NAMES)
+RULE_COLOR = {"naive": "tab:red", "pp_normal": "tab:orange", "pp_t": "tab:blue", "pp_rank": "tab:cyan",
+              "per_record_empirical": "tab:green", "per_record_parametric": "tab:purple"}
+RULE_MARKER = {"naive": "o", "pp_normal": "s", "pp_t": "^", "pp_rank": "v", "per_record_empirical": "D",
+               "per_record_parametric": "P"}
+#: Rules drawn in the figures: PP-rank equals the empirical per-record estimate under the efficient design.
+PLOTTED = ("naive", "pp_normal", "pp_t", "per_record_empirical", "per_record_parametric")
 
 CSV_FIELDS = [
     "dataset", "model", "M", "n_records", "n_dropped", "fpc", "alpha",
-    "naive_tpr", "naive_ci_lo", "naive_ci_hi", "naive_fpr",
-    "pp_normal_tpr", "pp_normal_ci_lo", "pp_normal_ci_hi", "pp_normal_fpr",
-    "pp_t_tpr", "pp_t_ci_lo", "pp_t_ci_hi", "pp_t_fpr",
-    "mean_per_record_tpr", "mean_per_record_ci_lo", "mean_per_record_ci_hi", "mean_per_record_fpr",
+    *(f"{rule}_{what}" for rule in RULES for what in ("tpr", "ci_lo", "ci_hi", "fpr", "epsilon_lb", "null_tpr",
+                                                       "null_fpr", "null_epsilon_lb")),
+    "t_threshold_fpr_loo", "null_t_threshold_fpr_loo",
     "naive_per_record_fpr_max", "naive_per_record_share_above_alpha", "binomial_share_above_alpha",
     "auc_naive", "share_non_normal", "min_n_out", "eval_seconds",
 ]
@@ -71,7 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--n-boot", type=int, default=None, help="bootstrap replicates (default 50; quick: 5)")
     p.add_argument("--sign", default="fitted", choices=("fitted", "positive"),
                    help="sign(Δ) of the PP transform (fitted: as in the MIA paper)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="training seed; the null run permutes keep with seed + 1")
     p.add_argument("--n-jobs", type=int, default=2)
     p.add_argument("--runs", default="/tmp/dpaudit_runs", help="cache of trained runs (outside the repo)")
     p.add_argument("--out", default=None, help="output folder (default docs/results; quick: docs/results/quick)")
@@ -132,17 +133,26 @@ def train(args: argparse.Namespace, dataset: str) -> tuple[ScoreSet, float]:
     return load_run(out), time.perf_counter() - t0
 
 
-def rows_of(report_dict: dict, dataset: str, model: str, m: int, dropped: int, secs: float,
+def _num(value: object) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def rows_of(report_dict: dict, null_dict: dict, dataset: str, model: str, m: int, dropped: int, secs: float,
             keep: np.ndarray) -> list[dict]:
+    """One CSV row per α: every rule on the real scores and on the null (membership permuted)."""
     rows = []
-    for res in report_dict["results"]:
+    for res, null in zip(report_dict["results"], null_dict["results"]):
         row = {"dataset": dataset, "model": model, "M": m, "n_records": report_dict["n_records"],
                "n_dropped": dropped, "fpc": report_dict["options"]["fpc"], "alpha": res["alpha"]}
         for rule in RULES:
-            r = res[rule]
-            ci = r.get("ci", [float("nan")] * 2)
-            row.update({f"{rule}_tpr": r["tpr"], f"{rule}_ci_lo": ci[0], f"{rule}_ci_hi": ci[1],
-                        f"{rule}_fpr": r["fpr"]})
+            r, n = res[rule], null[rule]
+            ci = r.get("ci") or [None, None]
+            row.update({f"{rule}_tpr": _num(r["tpr"]), f"{rule}_ci_lo": _num(ci[0]), f"{rule}_ci_hi": _num(ci[1]),
+                        f"{rule}_fpr": _num(r["fpr"]), f"{rule}_epsilon_lb": _num(r["epsilon_lb"]),
+                        f"{rule}_null_tpr": _num(n["tpr"]), f"{rule}_null_fpr": _num(n["fpr"]),
+                        f"{rule}_null_epsilon_lb": _num(n["epsilon_lb"])})
+        row["t_threshold_fpr_loo"] = res["per_record_parametric"]["t_threshold_fpr_loo"]
+        row["null_t_threshold_fpr_loo"] = null["per_record_parametric"]["t_threshold_fpr_loo"]
         row["naive_per_record_fpr_max"] = res["naive_per_record_fpr"]["max"]
         row["naive_per_record_share_above_alpha"] = res["naive_per_record_fpr"]["share_above_alpha"]
         row["binomial_share_above_alpha"] = binomial_share_above(keep, res["alpha"])
@@ -161,35 +171,72 @@ def write_csv(rows: list[dict], path: Path) -> None:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
 
 
+def _cell(r: dict, rule: str, ci: bool = False) -> str:
+    """'TPR (FPR)' of a rule, with its CI; '—' where it is not estimable."""
+    tpr = r[f"{rule}_tpr"]
+    if np.isnan(tpr):
+        return "—"
+    text = f"{tpr:.4f}"
+    if ci and not np.isnan(r[f"{rule}_ci_lo"]):
+        text += f" [{r[f'{rule}_ci_lo']:.4f}, {r[f'{rule}_ci_hi']:.4f}]"
+    return text
+
+
 def write_markdown(rows: list[dict], args: argparse.Namespace, timing: dict, path: Path) -> None:
     lines = [
         "# MIA reliability vs number of models M (generated by `experiments/mia_reliability.py`)",
         "",
-        f"Target model: {args.model} (trainer {args.trainer}); pool N+ = {args.pool:,}, N = N+/2; M_max = {max(args.models)} models trained once "
-        f"per dataset, M = first M of them; bootstrap n_boot = {args.n_boot} (models × records); PP sign = {args.sign}; "
-        f"seed {args.seed}. TPR at the largest FPR ≤ α; `real. FPR` = realised FPR of that rule over all OUT targets. "
-        "`naive pr-FPR max / >α` = per-record FPR under the naive global threshold: its maximum and the share of "
-        "records above α, with `(binom …)` the share expected above α from Binomial(n_out, α) noise alone if every "
-        "record's FPR were exactly α. Mean per-record TPR with M/2 < 1/α OUT models is read at in-sample FPR 0 "
-        "(not a valid estimate at α). `dropped` = records with < 3 IN or < 3 OUT models among the first M.",
+        f"Target model: {args.model} (trainer {args.trainer}); pool N+ = {args.pool:,}, N = N+/2; M_max = "
+        f"{max(args.models)} models trained once per dataset, M = first M of them; bootstrap n_boot = {args.n_boot} "
+        f"(models × records for the pooled rules, records for the per-record means); PP sign = {args.sign}; "
+        f"seed {args.seed}. TPR at FPR α; `real. FPR` = the rule's realised FPR over the OUT targets "
+        "(per-record parametric: α by its Gaussian model, and in brackets its t thresholds' own leave-one-out FPR). "
+        "Per-record empirical (= PP-rank under this design) needs every record OUT in ≥ ⌈1/α⌉ − 1 models: "
+        "`—` = not estimable at this M. `ε ≥` = the largest Clopper–Pearson/bootstrap ε lower bound over the "
+        "rules, from realised rates. `naive pr-FPR max / >α` = per-record FPR under the naive global threshold: "
+        "maximum and share of records above α, with `(binom …)` the share expected above α from Binomial(n_out, α) "
+        "noise alone. `dropped` = records with < 3 IN or < 3 OUT models among the first M.",
         "",
         "Timing (s): " + ", ".join(f"{k} {v:.0f}" for k, v in timing.items()),
         "",
-        "| dataset | M | dropped | FPC | α | naive TPR [95% CI] | PP-N(0,1) TPR | PP-t TPR [95% CI] | mean per-record TPR "
-        "| real. FPR naive / N(0,1) / t / per-rec | naive pr-FPR max / >α (binom) |",
-        "|---|---:|---:|---|---:|---|---:|---|---:|---|---|",
+        "## Scores as trained",
+        "",
+        "| dataset | M | dropped | FPC | α | naive TPR [95% CI] | PP-N(0,1) | PP-t TPR [95% CI] | per-record empirical "
+        "[95% CI] | per-record parametric [95% CI] | real. FPR naive / N(0,1) / t / emp. (param.) | ε ≥ "
+        "| naive pr-FPR max / >α (binom) |",
+        "|---|---:|---:|---|---:|---|---:|---|---|---|---|---:|---|",
     ]
     for r in rows:
-        a = r["alpha"]
+        eps = max((r[f"{rule}_epsilon_lb"] for rule in RULES if not np.isnan(r[f"{rule}_epsilon_lb"])), default=0.0)
+        emp_fpr = "—" if np.isnan(r["per_record_empirical_fpr"]) else f"{r['per_record_empirical_fpr']:.2g}"
         lines.append(
-            f"| {r['dataset']} | {r['M']} | {r['n_dropped']} | {'on' if r['fpc'] else 'off'} | {a:g} "
-            f"| {r['naive_tpr']:.4f} [{r['naive_ci_lo']:.4f}, {r['naive_ci_hi']:.4f}] "
-            f"| {r['pp_normal_tpr']:.4f} "
-            f"| {r['pp_t_tpr']:.4f} [{r['pp_t_ci_lo']:.4f}, {r['pp_t_ci_hi']:.4f}] "
-            f"| {r['mean_per_record_tpr']:.4f} "
-            f"| {r['naive_fpr']:.2g} / {r['pp_normal_fpr']:.2g} / {r['pp_t_fpr']:.2g} / {r['mean_per_record_fpr']:.2g} "
+            f"| {r['dataset']} | {r['M']} | {r['n_dropped']} | {'on' if r['fpc'] else 'off'} | {r['alpha']:g} "
+            f"| {_cell(r, 'naive', True)} | {_cell(r, 'pp_normal')} | {_cell(r, 'pp_t', True)} "
+            f"| {_cell(r, 'per_record_empirical', True)} | {_cell(r, 'per_record_parametric', True)} "
+            f"| {r['naive_fpr']:.2g} / {r['pp_normal_fpr']:.2g} / {r['pp_t_fpr']:.2g} / {emp_fpr} "
+            f"({r['t_threshold_fpr_loo']:.2g}) | {eps:.3f} "
             f"| {r['naive_per_record_fpr_max']:.3f} / {r['naive_per_record_share_above_alpha']:.1%} "
             f"({r['binomial_share_above_alpha']:.1%}) |")
+    lines += [
+        "",
+        "## Null: the same scores with membership permuted within each record (no signal)",
+        "",
+        "A valid rule reports TPR ≈ its realised FPR here and no ε > 0. Cells: TPR / realised FPR.",
+        "",
+        "| dataset | M | FPC | α | naive | PP-N(0,1) | PP-t | per-record empirical | per-record parametric "
+        "(t thr. FPR) | ε ≥ |",
+        "|---|---:|---|---:|---|---|---|---|---|---:|",
+    ]
+    for r in rows:
+        cells = []
+        for rule in ("naive", "pp_normal", "pp_t", "per_record_empirical", "per_record_parametric"):
+            tpr, fpr = r[f"{rule}_null_tpr"], r[f"{rule}_null_fpr"]
+            cells.append("—" if np.isnan(tpr) else f"{tpr:.4f} / {fpr:.4f}")
+        cells[-1] += f" ({r['null_t_threshold_fpr_loo']:.4f})"
+        eps = max((r[f"{rule}_null_epsilon_lb"] for rule in RULES if not np.isnan(r[f"{rule}_null_epsilon_lb"])),
+                  default=0.0)
+        lines.append(f"| {r['dataset']} | {r['M']} | {'on' if r['fpc'] else 'off'} | {r['alpha']:g} | "
+                     + " | ".join(cells) + f" | {eps:.3f} |")
     diag = {}
     for r in rows:
         if not r["fpc"]:
@@ -209,22 +256,17 @@ def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: s
 
     fig, axes = plt.subplots(1, len(alphas), figsize=(5.6 * len(alphas), 4.4), squeeze=False)
     for ax, alpha in zip(axes[0], alphas):
-        for rule in RULES:
+        for rule in PLOTTED:
             for fpc, ls in ((False, "-"), (True, "--")):
-                sel = sorted((r for r in rows if r["dataset"] == dataset and r["alpha"] == alpha and r["fpc"] == fpc),
-                             key=lambda r: r["M"])
+                sel = sorted((r for r in rows if r["dataset"] == dataset and r["alpha"] == alpha and r["fpc"] == fpc
+                              and not np.isnan(r[f"{rule}_{what}"])), key=lambda r: r["M"])
                 if not sel:
                     continue
                 ms = [r["M"] for r in sel]
                 ys = [max(r[f"{rule}_{what}"], 1e-6) for r in sel]
                 ax.plot(ms, ys, ls=ls, color=RULE_COLOR[rule], marker=RULE_MARKER[rule], ms=4,
                         label=f"{RULE_LABEL[rule]}{' (FPC)' if fpc else ''}")
-                if rule == "mean_per_record":  # hollow: M/2 < 1/α OUT models, ROC read at FPR 0
-                    bad = [(x, y) for x, y in zip(ms, ys) if x / 2 < 1 / alpha]
-                    if bad:
-                        ax.plot(*zip(*bad), ls="none", marker=RULE_MARKER[rule], ms=6, mfc="white",
-                                mec=RULE_COLOR[rule], zorder=3)
-                if what == "tpr" and rule in ("naive", "pp_t"):
+                if what == "tpr" and rule in ("naive", "pp_t", "per_record_empirical"):
                     lo = [max(r[f"{rule}_ci_lo"], 1e-6) for r in sel]
                     hi = [max(r[f"{rule}_ci_hi"], 1e-6) for r in sel]
                     if not any(np.isnan(lo)):
@@ -239,10 +281,11 @@ def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: s
         ax.set_title(f"{dataset}, α = {alpha:g}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle(f"{dataset}: {'TPR' if what == 'tpr' else 'realised FPR'} vs M "
-                 "(solid: FPC off, dashed: FPC on; bands: bootstrap 95% CI;\n"
-                 "hollow ◇: mean per-record with M/2 < 1/α OUT models, read at in-sample FPR 0)" if what == "tpr" else
-                 f"{dataset}: realised FPR of each rule vs M (solid: FPC off, dashed: FPC on)", fontsize=10)
+    fig.suptitle(f"{dataset}: TPR at FPR α vs M (solid: FPC off, dashed: FPC on; bands: bootstrap 95% CI;\n"
+                 "per-record empirical drawn only where estimable: every record OUT in ≥ ⌈1/α⌉ − 1 models)"
+                 if what == "tpr" else
+                 f"{dataset}: realised FPR of each rule vs M (solid: FPC off, dashed: FPC on; "
+                 "per-record parametric: α by its model)", fontsize=10)
     fig.tight_layout()
     path = out / f"mia_{what}_vs_M_{dataset}.png"
     fig.savefig(path, dpi=120, bbox_inches="tight")
@@ -264,20 +307,26 @@ def main(argv: list[str] | None = None) -> int:
         t_eval = time.perf_counter()
         for m in args.models:
             sub, dropped = subset(full, m)
+            null_set = sub.permuted(seed=args.seed + 1)
             for fpc in (False, True):
                 t0 = time.perf_counter()
-                rep = evaluate(sub, fpr=tuple(args.fpr), n_boot=args.n_boot, fpc=fpc, sign=args.sign, seed=args.seed)
+                options = {"fpr": tuple(args.fpr), "n_boot": args.n_boot, "fpc": fpc, "sign": args.sign,
+                           "seed": args.seed}
+                d = evaluate(sub, **options).to_dict()
+                null = evaluate(null_set, **options).to_dict()
                 secs = time.perf_counter() - t0
-                d = rep.to_dict()
                 d["meta"] = {"dataset": dataset, "model": args.model, "M": m, "n_dropped": dropped}
-                reports.append(d)
-                new = rows_of(d, dataset, args.model, m, dropped, secs, sub.keep)
+                null["meta"] = {**d["meta"], "null": "membership permuted within each record"}
+                reports += [d, null]
+                new = rows_of(d, null, dataset, args.model, m, dropped, secs, sub.keep)
                 rows += new
                 for r in new:
+                    emp = r["per_record_empirical_tpr"]
                     print(f"[{dataset}] M={m:4d} drop={dropped:4d} FPC={'on ' if fpc else 'off'} α={r['alpha']:g}: "
-                          f"naive {r['naive_tpr']:.4f}  PP-N {r['pp_normal_tpr']:.4f} (FPR {r['pp_normal_fpr']:.2g})  "
-                          f"PP-t {r['pp_t_tpr']:.4f} (FPR {r['pp_t_fpr']:.2g})  per-rec {r['mean_per_record_tpr']:.4f}  "
-                          f"[{secs:.1f} s]", flush=True)
+                          f"naive {r['naive_tpr']:.4f}  PP-t {r['pp_t_tpr']:.4f} (FPR {r['pp_t_fpr']:.2g})  "
+                          f"per-rec emp {'—' if np.isnan(emp) else f'{emp:.4f}'}  "
+                          f"param {r['per_record_parametric_tpr']:.4f}  | null PP-t {r['pp_t_null_tpr']:.4f}/"
+                          f"{r['pp_t_null_fpr']:.4f}  [{secs:.1f} s]", flush=True)
         timing[f"{dataset} evaluate"] = time.perf_counter() - t_eval
     timing["total"] = time.perf_counter() - t_all
     out.mkdir(parents=True, exist_ok=True)

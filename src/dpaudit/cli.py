@@ -394,14 +394,30 @@ def mia_simulate(
                         meta={"simulation": "gaussian_scores", "seed": seed})
     alphas = _alphas(fpr)
     report = evaluate(scoreset, fpr=alphas, n_boot=0)
-    truth = {str(a): sim.true_mean_tpr(a) for a in alphas}
+    truth = {str(a): _simulation_truth(sim, a) for a in alphas}
     if out is not None:
         scoreset.save(out)
     if as_json:
         _write_json({"true_mean_tpr": truth, "evaluation": report.to_dict(), "scoreset": str(out) if out else None}, None)
     else:
         typer.echo(str(report))
-        typer.echo("true mean per-record TPR: " + ", ".join(f"α={a:g}: {v:.4g}" for a, v in zip(alphas, truth.values())))
+        typer.echo("true mean per-record TPR (oracle: known parameters; t test and conformal test: what PP-t, "
+                   "the parametric and the empirical estimators estimate with these M):")
+        for a, t in truth.items():
+            conformal = "not estimable" if t["conformal_test"] is None else f"{t['conformal_test']:.4g}"
+            typer.echo(f"  α={float(a):g}: oracle {t['oracle']:.4g}, t test {t['t_test']:.4g}, conformal test {conformal}")
+
+
+def _simulation_truth(sim: Any, alpha: float) -> dict[str, Any]:
+    """The exact mean per-record TPRs a simulated score set's estimators are compared with."""
+    from dpaudit.mia.per_record import min_out_models
+
+    n_out = sim.n_models // 2
+    return {"oracle": sim.true_mean_tpr(alpha),
+            "t_test": float(sim.true_tpr_of_test(alpha, "t", n_out).mean()),
+            "conformal_test": (float(sim.true_tpr_of_test(alpha, "conformal", n_out).mean())
+                               if n_out >= min_out_models(alpha) else None),
+            "n_out": n_out}
 
 
 @app.callback()

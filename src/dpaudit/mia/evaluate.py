@@ -1,29 +1,43 @@
-"""Evaluate a ScoreSet: TPR at low FPR three ways, realised FPRs, CIs, ε bounds (spec ``mia.md`` §3–4).
+"""Evaluate a ScoreSet: TPR at low FPR by every rule, realised FPRs, CIs, ε bounds (spec ``mia.md`` §3–4).
 
-For every α the report gives, side by side:
+For every α the report gives, side by side (keys of :data:`RULES`):
 
-1. **naive concatenated** TPR: the online LiRA statistic of every (model, record) target pooled
-   into one exact ROC, read at the largest FPR ≤ α (the usual "efficient LiRA" number);
-2. **PP concatenated** TPR: every target score standardised by its record's leave-one-out OUT fit,
-   ``f = sign(Δ)(t − μ_out)/σ_out``, pooled, thresholded at the analytic ``Φ⁻¹(1 − α)`` (``normal``)
-   and at the Student-t predictive ``t_{n_out−1}(1 − α)·√(1 + 1/n_out)`` (``t``);
-3. **mean per-record** TPR: each record's own exact ROC over its M targets (IN models positives,
-   OUT models negatives), read at that record's largest FPR ≤ α, averaged over records — the quantity
-   the two concatenations try to estimate; stable only when M ≥ 10/α (the MIA paper, §3);
-4. the **realised FPR** of every rule, and for the naive global threshold the **spread of per-record
+1. ``naive`` — **naive concatenated** TPR: the online LiRA statistic of every (model, record)
+   target pooled into one exact ROC, read at the largest FPR ≤ α (the usual "efficient LiRA" number);
+2. ``pp_normal``, ``pp_t`` — **PP concatenated** TPR: every target score standardised by its record's
+   leave-one-out OUT fit, ``f = sign(Δ)(t − μ_out)/σ_out``, pooled, thresholded at the analytic
+   ``Φ⁻¹(1 − α)`` and at the Student-t predictive ``t_{n_out−1}(1 − α)·√(1 + 1/n_out)``;
+3. ``pp_rank`` — **PP concatenated, rank-calibrated** (distribution-free): every target's raw score
+   ranked among its record's OUT scores under the other models (a conformal p-value), pooled, called
+   a member at p ≤ α (:mod:`dpaudit.mia.per_record`);
+4. the **mean per-record TPR** — each record thresholded by its own level-α test, averaged over
+   records — by two valid estimators (:mod:`dpaudit.mia.per_record`): ``per_record_empirical``
+   (each record's conformal test on its raw OUT scores; only where every record has ≥ ⌈1/α⌉ − 1 OUT
+   models, else *not estimable*) and ``per_record_parametric`` (the unbiased TPR of each record's
+   Student-t test under the Gaussian model; any α). ``pp_rank`` is the pooled form of
+   ``per_record_empirical``: the two coincide when every record is IN in the same number of models
+   (the efficient design) and weigh records differently otherwise;
+5. the **realised FPR** of every rule, and for the naive global threshold the **spread of per-record
    FPR** (max, share of records above α): the evidence of miscalibration (spec §3a).
 
-Uncertainty: percentile bootstrap over models *and* records (pigeonhole resampling, done with
-multinomial weights so no matrix is copied; the naive threshold is re-chosen in every replicate),
-and Clopper–Pearson on the pooled counts of the fixed-threshold PP rules (valid only as far as
-targets were independent trials: they share models and records, so prefer the bootstrap). ε lower
-bounds ``ln((TPR − δ)/FPR)`` from every rule's point estimate and, for the PP rules, a
-Clopper–Pearson confidence bound. A Gaussian diagnostic gives the share of records whose OUT scores
-fail a Jarque–Bera normality test at level 0.01.
+Uncertainty: percentile bootstrap over models *and* records for the pooled rules (multinomial
+weights, so no matrix is copied; the naive threshold is re-chosen in every replicate) and over
+records for the per-record means; Clopper–Pearson on the pooled counts of the fixed-threshold rules
+(valid only as far as targets were independent trials: they share models and records).
+
+**ε lower bounds** come only from *realised* rates with confidence: ``ε ≥ ln((TPR_lo − δ)/FPR_hi)``
+with the Clopper–Pearson lower bound of the rule's realised TPR and upper bound of its realised FPR
+(:func:`dpaudit.mia.roc.epsilon_lower_bound_ci`), 0 when that is no evidence (``epsilon_lb``).
+The same formula on the point estimates is reported separately as ``epsilon_point`` and is never
+a bound. The parametric per-record estimate has no counts and so no ε bound.
+
+A Gaussian diagnostic gives the share of records whose OUT scores fail a Jarque–Bera normality test
+at level 0.01 (the parametric and PP rules rest on that model).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,6 +48,13 @@ from scipy import stats
 from dpaudit._errors import DPAuditError
 from dpaudit.mia.calibrate import fpc_factor, pp_transform, threshold
 from dpaudit.mia.lira import loo_fits, lira_online
+from dpaudit.mia.per_record import (
+    conformal_ranks,
+    empirical_per_record,
+    hit_probability,
+    not_estimable_reason,
+    parametric_per_record,
+)
 from dpaudit.mia.roc import (
     clopper_pearson,
     epsilon_lower_bound,
@@ -44,19 +65,27 @@ from dpaudit.mia.roc import (
 )
 from dpaudit.mia.scores import ScoreSet
 
-__all__ = ["evaluate", "MiaReport", "per_record_tpr"]
+__all__ = ["evaluate", "MiaReport", "RULES", "RULE_NAMES"]
 
-RULES = ("naive", "pp_normal", "pp_t", "mean_per_record")
+RULES = ("naive", "pp_normal", "pp_t", "pp_rank", "per_record_empirical", "per_record_parametric")
+#: Labels of the rules in tables and figures.
+RULE_NAMES = {"naive": "naive concat", "pp_normal": "PP concat N(0,1)", "pp_t": "PP concat t",
+              "pp_rank": "PP concat rank", "per_record_empirical": "per-record empirical",
+              "per_record_parametric": "per-record param."}
 
 
 @dataclass(frozen=True)
 class MiaReport:
     """Result of :func:`evaluate`; ``str()`` prints a table, :meth:`to_dict` exports JSON.
 
-    ``alphas[i]`` maps to ``rows[i]``: a dict with, per rule in :data:`RULES`, ``tpr``, ``fpr``
-    (realised), ``ci`` (bootstrap), ``epsilon`` (point lower bound) and, for fixed-threshold rules,
-    ``cp`` (Clopper–Pearson on TPR) and ``epsilon_ci``; plus ``naive_per_record_fpr`` (max, share
-    above α).
+    ``alphas[i]`` maps to ``rows[i]``: a dict with, per rule in :data:`RULES`, an entry with
+    ``estimable`` (False: ``reason`` says why and every number is None), ``tpr``, ``fpr`` (realised;
+    for ``per_record_parametric`` α itself, ``fpr_kind`` says so, with ``t_threshold_fpr_loo``, the
+    leave-one-out FPR of the records' t thresholds on their own OUT scores: α when the Gaussian
+    tails fit), ``ci`` (bootstrap), ``epsilon_lb``
+    (confidence bound from realised rates, None where there are no counts) and ``epsilon_point``
+    (the same formula on point estimates; not a bound); fixed-threshold rules add ``cp``
+    (Clopper–Pearson on TPR). Plus ``naive_per_record_fpr`` (max, share above α).
     """
 
     n_models: int
@@ -77,40 +106,35 @@ class MiaReport:
         }
 
     def __str__(self) -> str:
+        level = self.options["level"]
         head = (f"LiRA evaluation — M = {self.n_models} models, N+ = {self.n_records:,} records, "
                 f"threshold {self.options['threshold']}, FPC {'on' if self.options['fpc'] else 'off'}")
-        lines = [head, f"  {'α':>8} {'rule':<16} {'TPR':>9} {'95% CI':>21} {'real. FPR':>10} {'ε ≥':>7}"]
-        names = {"naive": "naive concat", "pp_normal": "PP concat N(0,1)", "pp_t": "PP concat t",
-                 "mean_per_record": "mean per-record"}
+        lines = [head, f"  {'α':>8} {'rule':<21} {'TPR':>9} {f'{level:.0%} CI':>21} {'real. FPR':>10} "
+                       f"{f'ε ≥ ({level:.0%})':>9}"]
         for alpha, row in zip(self.alphas, self.rows):
             for rule in RULES:
                 r = row[rule]
+                if not r["estimable"]:
+                    lines.append(f"  {alpha:>8.0e} {RULE_NAMES[rule]:<21} {r['reason']}")
+                    continue
                 ci = r.get("ci")
                 ci_text = f"[{ci[0]:.4g}, {ci[1]:.4g}]" if ci else ""
-                lines.append(f"  {alpha:>8.0e} {names[rule]:<16} {r['tpr']:>9.4g} {ci_text:>21} "
-                             f"{r['fpr']:>10.3g} {r['epsilon']:>7.3g}")
+                fpr_text = f"{r['fpr']:.3g}" + ("*" if r.get("fpr_kind") == "nominal" else "")
+                eps = r["epsilon_lb"]
+                eps_text = "–" if eps is None else f"{eps:.3g}"
+                tail = (f"  (t threshold's own FPR, leave-one-out: {r['t_threshold_fpr_loo']:.3g})"
+                        if "t_threshold_fpr_loo" in r else "")
+                lines.append(f"  {alpha:>8.0e} {RULE_NAMES[rule]:<21} {r['tpr']:>9.4g} {ci_text:>21} "
+                             f"{fpr_text:>10} {eps_text:>9}{tail}")
             spread = row["naive_per_record_fpr"]
             lines.append(f"  {'':>8} naive threshold: per-record FPR max {spread['max']:.3g}, "
                          f"{spread['share_above_alpha']:.1%} of records above α")
         d = self.diagnostics
+        lines.append("  * α by construction under the Gaussian model: trust it where the t threshold's own FPR "
+                     "is near α and few records fail the normality test")
+        lines.append("  ε ≥: Clopper–Pearson bound from realised rates; 0 = no evidence of leakage")
         lines.append(f"  normality: {d['share_non_normal']:.1%} of records' OUT scores fail Jarque–Bera at 0.01")
         return "\n".join(lines)
-
-
-def per_record_tpr(stat: np.ndarray, keep: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Each record's TPR and realised FPR at its own largest FPR ≤ α (its exact ROC); shapes (N+,).
-
-    Record x's negatives are its OUT targets. With k = ⌊α·n_out⌋ false positives allowed, a target
-    is called a member when its statistic is strictly above the (k+1)-th largest OUT statistic (ties
-    with it count as negatives, so the realised FPR never exceeds α).
-    """
-    n_out = (~keep).sum(axis=0)
-    neg = np.where(keep, -np.inf, stat)
-    neg_sorted = -np.sort(-neg, axis=0)  # descending per record; IN entries sink as -inf
-    k = np.floor(alpha * n_out).astype(np.int64)
-    cut = np.where(k < n_out, neg_sorted[np.minimum(k, stat.shape[0] - 1), np.arange(stat.shape[1])], -np.inf)
-    called = stat > cut[None, :]
-    return (called & keep).sum(axis=0) / keep.sum(axis=0), (called & ~keep).sum(axis=0) / n_out
 
 
 def _jarque_bera_share(score: np.ndarray, keep: np.ndarray, level: float = 0.01) -> float:
@@ -171,16 +195,67 @@ class _Bootstrap:
 
     def _weighted_sum(self, indicator: np.ndarray) -> np.ndarray:
         """(n_boot,) Σ_{m,x} w_m w_x [indicator]: one BLAS product (B × M)·(M × N+), then a row dot."""
-        return ((self.w_models @ indicator.astype(np.float64)) * self.w_records).sum(axis=1)
+        return ((self.w_models @ np.asarray(indicator, dtype=np.float64)) * self.w_records).sum(axis=1)
 
     def fixed_rate(self, hits: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(n_boot,) weighted share of ``hits`` among targets in ``mask`` (e.g. TPR among IN)."""
-        return self._weighted_sum(hits & mask) / np.maximum(self._weighted_sum(mask), 1e-300)
+        """(n_boot,) weighted share of ``hits`` (bool, or hit probabilities in [0, 1]) among targets in
+        ``mask`` (e.g. TPR among IN)."""
+        return self._weighted_sum(np.where(mask, hits, 0.0)) / np.maximum(self._weighted_sum(mask), 1e-300)
 
 
 def _ci(samples: np.ndarray, level: float) -> list[float]:
     lo, hi = np.nanpercentile(samples, [50 * (1 - level), 50 * (1 + level)])
     return [float(lo), float(hi)]
+
+
+def _epsilon(tp: float, n_pos: int, fp: float, n_neg: int, *, delta: float, level: float,
+             tpr_reps: np.ndarray | None = None, fpr_reps: np.ndarray | None = None) -> dict[str, Any]:
+    """ε lower bound from realised rates with confidence, and the labelled point estimate.
+
+    ``ε_lb = ln((TPR_lo − δ)/FPR_hi)`` (0 when not positive) with TPR_lo the smaller of the
+    Clopper–Pearson lower bound and, when bootstrap replicates of the rates at the same threshold are
+    given, their lower percentile; FPR_hi likewise the larger upper bound. The bootstrap over models
+    and records sees what Clopper–Pearson cannot: the pooled targets share models and records.
+    Expected counts of a randomised rule are rounded against leakage (TP down, FP up).
+    """
+    tp_count, fp_count = math.floor(tp + 1e-9), min(math.ceil(fp - 1e-9), n_neg)
+    bound = epsilon_lower_bound_ci(tp_count, n_pos, fp_count, n_neg, delta=delta, level=level)
+    tpr_lo, fpr_hi = float(bound.tpr_lower), float(bound.fpr_upper)
+    tail = 50 * (1 - level)
+    if tpr_reps is not None:
+        tpr_lo = min(tpr_lo, float(np.nanpercentile(tpr_reps, tail)))
+    if fpr_reps is not None:
+        fpr_hi = max(fpr_hi, float(np.nanpercentile(fpr_reps, 100 - tail)))
+    eps = float(epsilon_lower_bound(max(tpr_lo, 0.0), min(fpr_hi, 1.0), delta=delta))
+    return {"epsilon_lb": eps, "epsilon_point": float(bound.point)}
+
+
+def _pooled_entry(hits: np.ndarray, keep: np.ndarray, boot: _Bootstrap | None, *, delta: float,
+                  level: float) -> dict[str, Any]:
+    """TPR, realised FPR, Clopper–Pearson and bootstrap CIs and ε of one fixed per-target rule.
+
+    ``hits`` holds each target's call (bool) or its probability of being called a member.
+    """
+    n_pos, n_neg = int(keep.sum()), int(keep.size - keep.sum())
+    tp, fp = float(np.where(keep, hits, 0).sum()), float(np.where(keep, 0, hits).sum())
+    lo, hi = clopper_pearson(math.floor(tp + 1e-9), n_pos, level=level)
+    entry: dict[str, Any] = {"estimable": True, "tpr": tp / n_pos, "fpr": fp / n_neg, "cp": [float(lo), float(hi)]}
+    tpr_reps = fpr_reps = None
+    if boot is not None:
+        tpr_reps, fpr_reps = boot.fixed_rate(hits, keep), boot.fixed_rate(hits, ~keep)
+        entry["ci"] = _ci(tpr_reps, level)
+    entry.update(_epsilon(tp, n_pos, fp, n_neg, delta=delta, level=level, tpr_reps=tpr_reps, fpr_reps=fpr_reps))
+    return entry
+
+
+def _not_estimable(reason: str) -> dict[str, Any]:
+    return {"estimable": False, "reason": reason, "tpr": None, "fpr": None, "epsilon_lb": None, "epsilon_point": None}
+
+
+def _record_ci(values: np.ndarray, n_boot: int, level: float, rng: np.random.Generator) -> list[float]:
+    """Percentile bootstrap CI of a mean over records (records resampled with replacement)."""
+    idx = rng.integers(0, len(values), size=(n_boot, len(values)))
+    return _ci(values[idx].mean(axis=1), level)
 
 
 def evaluate(
@@ -209,23 +284,26 @@ def evaluate(
     threshold_kind : {"t", "normal"}, default "t"
         Which PP threshold the headline (``options["threshold"]``) refers to; both are reported.
     fpc : bool, default False
-        Divide the fitted variances by the finite-population correction ``1 − N/N+`` (spec §3b).
+        Divide the fitted variances by the finite-population correction ``1 − N/N+`` (spec §3b):
+        the naive, PP-normal, PP-t and parametric rules. The rank-based rules fit no variance.
     location, variance : str
         Leave-one-out fit options (:func:`dpaudit.mia.lira.loo_fits`).
     strict : bool, default False
-        Naive and per-record rules read the largest FPR < α instead of ≤ α (LiRA-code parity).
+        The naive rule reads the largest FPR < α instead of ≤ α (LiRA-code parity).
     n_boot : int, default 200
-        Bootstrap replicates over models and records (0: no bootstrap CIs).
+        Bootstrap replicates (0: no bootstrap CIs).
     level : float, default 0.95
+        Level of every interval and of the ε bounds.
     delta : float, default 0
         δ of the ε lower bounds.
     seed : int
         Bootstrap seed.
     sign : {"fitted", "positive"}, default "fitted"
-        sign(Δ) of the PP transform: from the leave-one-out fits (the MIA paper), or +1 (membership
-        raises the score, as for LiRA's confidence). The fitted sign shares μ_out with the
-        standardisation, which inflates the t rule's FPR for records with Δ ≈ 0 at small M (measured
-        at α = 0.01, M = 16: 0.0124 fitted vs 0.0099 positive; docs/mia.md).
+        sign(Δ) of the PP-normal and PP-t transforms: from the leave-one-out fits (the MIA paper), or
+        +1 (membership raises the score, as for LiRA's confidence). The fitted sign shares μ_out with
+        the standardisation, which inflates the t rule's FPR for records with Δ ≈ 0 at small M
+        (measured at α = 0.01, M = 16: 0.0124 fitted vs 0.0099 positive; docs/mia.md). The rank and
+        per-record rules are one-sided on the raw score (membership raises it).
 
     Returns
     -------
@@ -241,9 +319,11 @@ def evaluate(
     >>> from dpaudit.mia.simulate import gaussian_scores
     >>> sim = gaussian_scores(64, 400, seed=1)
     >>> rep = evaluate(ScoreSet(sim.score, sim.keep, train_size=sim.train_size, pool_size=sim.pool_size),
-    ...                fpr=(0.1,), n_boot=0)
-    >>> sorted(rep.rows[0])[:3]
-    ['mean_per_record', 'naive', 'naive_per_record_fpr']
+    ...                fpr=(0.1, 0.01), n_boot=0)
+    >>> rep.rows[0]["per_record_empirical"]["estimable"], rep.rows[1]["per_record_empirical"]["estimable"]
+    (True, False)
+    >>> rep.rows[1]["per_record_empirical"]["reason"][:24]
+    'not estimable at this M:'
     """
     if not isinstance(scores, ScoreSet):
         raise DPAuditError(f"evaluate() takes a ScoreSet, got {type(scores).__name__}; build one with ScoreSet(...)")
@@ -254,52 +334,61 @@ def evaluate(
         raise DPAuditError(f"threshold must be 't' or 'normal', got {threshold_kind!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise DPAuditError(f"n_boot must be a whole number ≥ 0, got {n_boot!r}")
-    score, keep = np.asarray(scores.score), np.asarray(scores.keep)
-    fits = loo_fits(score, keep, location=location, variance=variance,
-                    fpc=fpc_factor(scores.train_size, scores.pool_size) if fpc else None)
-    online = lira_online(score, fits)
-    pooled = roc_curve(online, keep)
     if sign not in ("fitted", "positive"):
         raise DPAuditError(f"sign must be 'fitted' or 'positive', got {sign!r}")
+    score, keep = np.asarray(scores.score), np.asarray(scores.keep)
+    fpc_value = fpc_factor(scores.train_size, scores.pool_size) if fpc else None
+    fits = loo_fits(score, keep, location=location, variance=variance, fpc=fpc_value)
+    online = lira_online(score, fits)
+    pooled = roc_curve(online, keep)
     f = pp_transform(score, fits, sign=sign)
-    n_pos, n_neg = int(keep.sum()), int((~keep).sum())
+    z_positive = f if sign == "positive" else pp_transform(score, fits, sign="positive")
+    ranks = conformal_ranks(score, keep)
     boot = _Bootstrap(online, keep, n_boot, seed) if n_boot else None
     naive_boot = boot.naive_tpr(alphas) if boot else None
+    record_rng = np.random.default_rng(seed + 1)
+    eps = {"delta": delta, "level": level}
 
     rows = []
     for j, alpha in enumerate(alphas):
         point = point_at_fpr(pooled, alpha, strict=strict)
         rec_tpr, rec_fpr = per_record_rates(online, keep, point.threshold)
+        naive = _pooled_entry(online >= point.threshold, keep, boot, **eps)
+        naive.pop("cp")  # the threshold was chosen on these data: Clopper–Pearson does not apply
+        naive["threshold"] = float(point.threshold)
+        if naive_boot is not None:
+            naive["ci"] = _ci(naive_boot[:, j], level)  # the threshold re-chosen in every replicate
         row: dict[str, Any] = {
-            "naive": {"tpr": float(point.tpr), "fpr": float(point.fpr), "threshold": float(point.threshold),
-                      "epsilon": float(epsilon_lower_bound(point.tpr, point.fpr, delta=delta))},
+            "naive": naive,
             "naive_per_record_fpr": {"max": float(np.nanmax(rec_fpr)),
                                      "share_above_alpha": float(np.nanmean(rec_fpr > alpha))},
         }
-        if naive_boot is not None:
-            row["naive"]["ci"] = _ci(naive_boot[:, j], level)
         for kind in ("normal", "t"):
-            thr = threshold(alpha, kind=kind, n_out=fits.n_out)
-            hits = f >= thr
-            tp, fp = int((hits & keep).sum()), int((hits & ~keep).sum())
-            tpr, fpr_real = tp / n_pos, fp / n_neg
-            lo, hi = clopper_pearson(tp, n_pos, level=level)
-            entry = {"tpr": tpr, "fpr": fpr_real, "cp": [float(lo), float(hi)],
-                     "epsilon": float(epsilon_lower_bound(tpr, fpr_real, delta=delta)),
-                     "epsilon_ci": float(epsilon_lower_bound_ci(tp, n_pos, fp, n_neg, delta=delta, level=level).epsilon)}
-            if boot:
-                entry["ci"] = _ci(boot.fixed_rate(hits, keep), level)
-            row[f"pp_{kind}"] = entry
-        eff_alpha = np.nextafter(alpha, 0) if strict else alpha
-        per_tpr, per_fpr = per_record_tpr(online, keep, eff_alpha)
-        mean_tpr = float(per_tpr.mean())
-        realised = float(per_fpr.mean())
-        entry = {"tpr": mean_tpr, "fpr": realised, "epsilon": float(epsilon_lower_bound(mean_tpr, alpha, delta=delta))}
+            row[f"pp_{kind}"] = _pooled_entry(f >= threshold(alpha, kind=kind, n_out=fits.n_out), keep, boot, **eps)
+
+        reason = not_estimable_reason(ranks.n_out, alpha)
+        if reason:
+            row["pp_rank"] = _not_estimable(reason)
+            row["per_record_empirical"] = _not_estimable(reason)
+        else:
+            row["pp_rank"] = rank = _pooled_entry(hit_probability(ranks, alpha), keep, boot, **eps)
+            emp = empirical_per_record(score, keep, alpha, ranks=ranks)
+            entry = {"estimable": True, "tpr": float(emp.tpr.mean()), "fpr": float(emp.fpr.mean())}
+            if n_boot:
+                entry["ci"] = _record_ci(emp.tpr, n_boot, level, record_rng)
+            # the same targets' counts as the pooled rank rule (identical under the efficient design)
+            entry.update({k: rank[k] for k in ("epsilon_lb", "epsilon_point")})
+            row["per_record_empirical"] = entry
+        par = parametric_per_record(score, keep, alpha, fpc=fpc_value)
+        # the Gaussian model's check: how often each record's t threshold is crossed by its own OUT
+        # scores, leave-one-out (α when the tails are Gaussian)
+        crossed = z_positive >= threshold(alpha, kind="t", n_out=fits.n_out)
+        tail_fpr = float((np.where(keep, False, crossed).sum(axis=0) / (~keep).sum(axis=0)).mean())
+        entry = {"estimable": True, "tpr": float(par.tpr.mean()), "fpr": alpha, "fpr_kind": "nominal",
+                 "t_threshold_fpr_loo": tail_fpr, "epsilon_lb": None, "epsilon_point": None}
         if n_boot:
-            rng = np.random.default_rng(seed + 1)
-            idx = rng.integers(0, len(per_tpr), size=(n_boot, len(per_tpr)))
-            entry["ci"] = _ci(per_tpr[idx].mean(axis=1), level)
-        row["mean_per_record"] = entry
+            entry["ci"] = _record_ci(par.tpr, n_boot, level, record_rng)
+        row["per_record_parametric"] = entry
         rows.append(row)
     options = {"threshold": threshold_kind, "fpc": fpc, "sign": sign, "location": location, "variance": variance,
                "strict": strict, "n_boot": n_boot, "level": level, "delta": delta,

@@ -168,9 +168,7 @@ def loo_fits(
         raise DPAuditError(f"ddof must be a non-negative integer, got {ddof!r}")
     ddof = int(ddof)
     if fpc is not None:
-        if isinstance(fpc, bool) or not isinstance(fpc, (int, float, np.floating)) or not 0 < fpc <= 1:
-            raise DPAuditError(f"fpc must be a number in (0, 1] (1 − train_size/pool_size), got {fpc!r}")
-        fpc = float(fpc)
+        fpc = check_fpc(fpc)
 
     fits = {}
     for label, group in (("in", keep), ("out", ~keep)):
@@ -197,6 +195,13 @@ def loo_fits(
         ddof=ddof,
         fpc=fpc,
     )
+
+
+def check_fpc(fpc: Any) -> float:
+    """``fpc`` as a float in (0, 1] (the finite-population correction ``1 − N/N+``), else DPAuditError."""
+    if isinstance(fpc, bool) or not isinstance(fpc, (int, float, np.floating)) or not 0 < fpc <= 1:
+        raise DPAuditError(f"fpc must be a number in (0, 1] (1 − train_size/pool_size), got {fpc!r}")
+    return float(fpc)
 
 
 def _loo_moments(score: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -196,6 +196,26 @@ class ScoreSet:
             f"pool_size={self.pool_size}, meta={self.meta!r})"
         )
 
+    def permuted(self, *, seed: int | np.random.Generator | None) -> ScoreSet:
+        """The null version of this score set: every record's membership shuffled across models.
+
+        Each column of ``keep`` is permuted independently (so every record keeps its numbers of IN
+        and OUT models), and the scores stay as they are: membership no longer has anything to do
+        with the scores, so a valid evaluation must report TPR ≈ realised FPR and no ε > 0.
+
+        Examples
+        --------
+        >>> keep = keep_matrix(8, 5, seed=0)
+        >>> null = ScoreSet(np.zeros((8, 5)), keep, train_size=2, pool_size=5).permuted(seed=1)
+        >>> bool((null.keep.sum(axis=0) == keep.sum(axis=0)).all()), null.meta["null"]
+        (True, 'membership permuted within each record')
+        """
+        rng = np.random.default_rng(seed)
+        order = rng.random(self.keep.shape).argsort(axis=0)
+        keep = np.take_along_axis(np.asarray(self.keep), order, axis=0)
+        meta = {**self.meta, "null": "membership permuted within each record"}
+        return ScoreSet(self.score, keep, train_size=self.train_size, pool_size=self.pool_size, meta=meta)
+
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the on-disk format (module docstring) to ``path`` atomically; return the path.
 

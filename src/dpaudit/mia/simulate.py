@@ -233,6 +233,71 @@ class SimulatedScores:
         """
         return float(self.true_tpr(alpha).mean())
 
+    def true_tpr_of_test(self, alpha: float, test: str, n_out: Any = None) -> np.ndarray:
+        """Exact per-record TPR of a *finite-sample* one-sided level-α test with n_out OUT scores.
+
+        What dpaudit's per-record estimators and PP-t estimate at a finite number of models
+        (:mod:`dpaudit.mia.per_record`); both tests call "member" when the score is high, so they
+        equal :meth:`true_tpr`'s convention when ``negative_share = 0``. With ``r = σ_in/σ_out``,
+        ``d = Δ/σ_out``:
+
+        * ``"t"``: member when ``t > μ̂_out + σ̂_out·c``, ``c = t_{n−1}(1 − α)√(1 + 1/n)``, the fit from
+          n OUT scores. ``(Y − μ̂_out)/σ_out ~ N(d, r² + 1/n)`` is independent of
+          ``σ̂_out/σ_out ~ √(χ²_{n−1}/(n − 1))``, so ``TPR = P(T' > c/√(r² + 1/n))`` with
+          ``T'`` noncentral t, n − 1 degrees of freedom, noncentrality ``d/√(r² + 1/n)``.
+        * ``"conformal"``: the randomised conformal test against n OUT scores
+          (:func:`dpaudit.mia.per_record.hit_probability`). Given an IN score Y, the number of OUT
+          scores above it is Binomial(n, S(Y)), ``S(Y) = Φ((μ_out − Y)/σ_out)``, so with
+          ``k = ⌊α(n + 1)⌋``, ``f = α(n + 1) − k``:
+          ``TPR = E_Y[P(Bin ≤ k − 1) + f·P(Bin = k)]``, integrated over Y ~ N(μ_in, σ²_in) by the
+          midpoint rule on 4,000 equal-probability nodes.
+
+        Parameters
+        ----------
+        alpha : float
+        test : {"t", "conformal"}
+        n_out : int or array_like of int, shape (N+,)
+            OUT scores per record behind the test (efficient LiRA: M/2).
+
+        Returns
+        -------
+        ndarray of float64, shape (N+,)
+
+        Examples
+        --------
+        >>> sim = gaussian_scores(4, 6, seed=0, effect=0.0)
+        >>> np.round(sim.true_tpr_of_test(0.05, "t", 10), 6).tolist() == [0.05] * 6
+        True
+        >>> np.round(sim.true_tpr_of_test(0.05, "conformal", 39), 4).tolist() == [0.05] * 6
+        True
+        """
+        alpha = _alpha_arg(alpha)
+        n = np.broadcast_to(np.asarray(n_out if n_out is not None else -1), self.mu_in.shape).astype(np.int64)
+        if (n < 2).any():
+            raise DPAuditError(f"n_out must be an integer >= 2 per record, got {n_out!r}")
+        r = self.sd_in / self.sd_out
+        d = self.delta / self.sd_out
+        if test == "t":
+            from dpaudit.mia.calibrate import threshold
+
+            scale = np.sqrt(r**2 + 1.0 / n)
+            return stats.nct.sf(threshold(alpha, kind="t", n_out=n) / scale, n - 1, d / scale)
+        if test != "conformal":
+            raise DPAuditError(f"test must be 't' or 'conformal', got {test!r}")
+        budget = alpha * (n + 1) * (1 + 1e-9)
+        k = np.floor(budget)
+        frac = budget - k
+        nodes = stats.norm.ppf((np.arange(4000) + 0.5) / 4000)
+        out = np.empty(self.n_records)
+        for lo in range(0, self.n_records, 2000):
+            sl = slice(lo, lo + 2000)
+            z = d[sl, None] + r[sl, None] * nodes[None, :]  # (Y − μ_out)/σ_out at the nodes
+            p_above = stats.norm.sf(z)
+            nn, kk = n[sl, None], k[sl, None]
+            hit = stats.binom.cdf(kk - 1, nn, p_above) + frac[sl, None] * stats.binom.pmf(kk, nn, p_above)
+            out[sl] = hit.mean(axis=1)
+        return out
+
     def to_dict(self, *, alphas: tuple[float, ...] = DEFAULT_ALPHAS) -> dict[str, Any]:
         """JSON-ready summary: parameters, shapes and the true mean TPR (with per-record quartiles)
         at each α. The score and keep matrices themselves are not included."""
