@@ -52,7 +52,7 @@ def _loop(n_models: int, pool_size: int, seed: int) -> tuple[float, np.ndarray]:
     X = pool[spec["categorical"] + spec["numeric"]]
     out = np.empty((n_models, pool_size))
     for m in range(n_models):
-        pipe = _make_pipeline("adult", "logreg", 0).fit(X[keep[m]], y[keep[m]])
+        pipe = _make_pipeline(DATASETS["adult"]["categorical"], DATASETS["adult"]["numeric"], "logreg", 0).fit(X[keep[m]], y[keep[m]])
         p = np.clip(pipe.predict_proba(X)[np.arange(pool_size), y], 1e-300, 1 - 1e-16)
         out[m] = np.log(p) - np.log1p(-p)
     return time.perf_counter() - t0, out
@@ -106,7 +106,7 @@ def exact_scores(pool_size: int, seed: int, n_models: int, models: tuple[int, ..
     X = pool[spec["categorical"] + spec["numeric"]]
     rows = []
     for m in models:
-        pipe = _make_pipeline("adult", "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)
+        pipe = _make_pipeline(DATASETS["adult"]["categorical"], DATASETS["adult"]["numeric"], "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)
         z = pipe.fit(X[keep[m]], y[keep[m]]).decision_function(X)
         rows.append(np.where(y == 1, z, -z))
     return np.vstack(rows)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dpaudit._errors import DataError, DPAuditError
-from dpaudit.mia.train import load_run, logit_confidence, train_run
+from dpaudit.mia.train import DATASETS, load_run, logit_confidence, train_run
 
 pytest.importorskip("sklearn")
 pytest.importorskip("joblib")
@@ -83,7 +83,7 @@ def test_scores_match_sklearn_predict_proba(loop_run, adult_available):
 
     pool, y, keep = _pool_and_labels(loop_run)
     assert json.loads((loop_run / "run.json").read_text())["config"]["trainer"] == {"name": "per-model"}
-    pipe = _make_pipeline("adult", "logreg", 0).fit(pool[keep[2]], y[keep[2]])
+    pipe = _make_pipeline(DATASETS["adult"]["categorical"], DATASETS["adult"]["numeric"], "logreg", 0).fit(pool[keep[2]], y[keep[2]])
     p = pipe.predict_proba(pool)[np.arange(len(y)), y]
     np.testing.assert_allclose(np.load(loop_run / "scores" / "model_00002.npy"), np.log(p / (1 - p)), atol=1e-8)
 
@@ -98,7 +98,7 @@ def test_batched_scores_are_the_converged_sklearn_pipelines(small_run, loop_run,
     pool, y, keep = _pool_and_labels(small_run)
     batched, loop = load_run(small_run).score, load_run(loop_run).score
     for m in (0, 5):
-        pipe = _make_pipeline("adult", "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)
+        pipe = _make_pipeline(DATASETS["adult"]["categorical"], DATASETS["adult"]["numeric"], "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)
         z = pipe.fit(pool[keep[m]], y[keep[m]]).decision_function(pool)
         exact = np.where(y == 1, z, -z)
         assert np.abs(batched[m] - exact).max() < 1e-4 < np.abs(loop[m] - exact).max()

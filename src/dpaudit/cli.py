@@ -334,11 +334,22 @@ def mia_evaluate(
 @_user_errors
 def mia_train(
     out: Path = typer.Argument(..., help="Run directory to write (or to continue, with --resume)."),
-    dataset: str = typer.Option("adult", "--dataset", help="adult or credit."),
-    model: str = typer.Option("logreg", "--model", help="logreg, mlp, hgb, or tabpfn (needs the tabpfn package and "
-                              "$DPAUDIT_TABPFN_WEIGHTS naming a local checkpoint)."),
-    models: int = typer.Option(..., "--models", "-M", help="Number of models M (even, ≥ 6)."),
-    pool: int = typer.Option(..., "--pool", help="Pool size N+; each model trains on N = N+ // 2 records on average."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="A registered dataset: adult (default) or credit."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Your own CSV or Parquet file instead of --dataset."),
+    label: Optional[str] = typer.Option(None, "--label", help="--data: the label column (two values)."),
+    positive: Optional[str] = typer.Option(None, "--positive", help="--data: the positive label (default: the "
+                                           "larger of the two in string order)."),
+    schema_file: Optional[Path] = typer.Option(None, "--schema", help="--data: a schema JSON declaring the features "
+                                               "(Categorical: one-hot, Binned: numeric); default: from column types."),
+    model: str = typer.Option("logreg", "--model", help="logreg, mlp, hgb, tabpfn (needs the tabpfn package and "
+                              "$DPAUDIT_TABPFN_WEIGHTS naming a local checkpoint), or package.module:factory "
+                              "returning a scikit-learn classifier with predict_proba."),
+    models: int = typer.Option(..., "--models", "-M", help="Number of models M (≥ 6; even for --design efficient)."),
+    pool: int = typer.Option(..., "--pool", help="Pool size N+."),
+    design: str = typer.Option("efficient", "--design", help="efficient (every record IN in exactly M/2 models, "
+                               "N = N+/2) or poisson (each record in each training set with probability N/N+)."),
+    train_size: Optional[int] = typer.Option(None, "--train-size", help="N, the expected training-set size "
+                                             "(poisson: any N < N+; default N+ // 2)."),
     seed: int = typer.Option(0, "--seed", help="Root of all randomness (pool, keep matrix, every model)."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel workers (joblib; -1: all cores)."),
     resume: bool = typer.Option(False, "--resume", help="Keep finished models of OUT, train the rest (bit-identical)."),
@@ -346,14 +357,21 @@ def mia_train(
     trainer: str = typer.Option("auto", "--trainer", help="auto (batched for logreg), batched (logreg: many models per "
                                 "matrix product, ~15x faster) or per-model (one scikit-learn pipeline per task)."),
 ) -> None:
-    """Train M models on efficient-LiRA splits of a pool; write their scores to a run directory."""
+    """Train M models on membership splits of a pool; write their scores to a run directory."""
     from dpaudit.mia.train import load_run, train_run
 
-    run = train_run(out, dataset=dataset, model=model, n_models=models, pool_size=pool, seed=seed,
+    if data is None and (label is not None or positive is not None or schema_file is not None):
+        _fail("--label, --positive and --schema describe a data file: add --data FILE")
+    if data is not None and dataset is not None:
+        _fail("give either --dataset NAME or --data FILE, not both")
+    if data is not None and label is None:
+        _fail("--data needs --label COL (the column to predict)")
+    run = train_run(out, dataset=dataset, data=data, label=label, positive=positive, schema=schema_file, model=model,
+                    n_models=models, pool_size=pool, train_size=train_size, design=design, seed=seed,
                     n_jobs=n_jobs, resume=resume, progress=progress, trainer=trainer)
     scores = load_run(run)
-    typer.echo(f"wrote {run}: {scores.n_models} models × {scores.n_records:,} records (N = {scores.train_size:,}); "
-               f"evaluate with: dpaudit mia evaluate {run}")
+    typer.echo(f"wrote {run}: {scores.n_models} models × {scores.n_records:,} records (N = {scores.train_size:,}, "
+               f"{scores.meta['design']} design); evaluate with: dpaudit mia evaluate {run}")
 
 
 @mia_app.command("simulate")

@@ -1,24 +1,27 @@
-"""Train the M models of an efficient-LiRA experiment and record their scores (spec §1, §5).
+"""Train the M models of a LiRA experiment and record their scores (spec §1, §5).
 
-:func:`train_run` draws a pool of N+ records from a registered dataset, the efficient-LiRA keep
-matrix (every record IN in exactly M/2 models), trains M scikit-learn pipelines (declared
-preprocessing + logistic regression, a small MLP or gradient-boosted trees; or TabPFN, optional),
-logistic regressions many at a time by :mod:`dpaudit.mia.batched_logreg`, and writes the
-logit-scaled confidence of every pool record under every model to a *run directory*, one file per
-finished model, so an interrupted run resumes where it stopped. :func:`load_run` reads the directory
-back as a :class:`~dpaudit.mia.scores.ScoreSet`.
+:func:`train_run` draws a pool of N+ records from a registered dataset or the user's CSV/Parquet
+file (:mod:`dpaudit.mia.data`), a membership design (efficient LiRA's keep matrix, every record IN
+in exactly M/2 models; or Poisson sampling), trains M scikit-learn pipelines (declared
+preprocessing + logistic regression, a small MLP, gradient-boosted trees, TabPFN (optional), or any
+classifier a ``package.module:factory`` returns), logistic regressions many at a time by
+:mod:`dpaudit.mia.batched_logreg`, and writes the logit-scaled confidence of every pool record under
+every model to a *run directory*, one file per finished model, so an interrupted run resumes where
+it stopped. :func:`load_run` reads the directory back as a :class:`~dpaudit.mia.scores.ScoreSet`.
 
 Training-set size
 -----------------
-Model ``m`` trains on the pool records with ``keep[m, x]`` true. Every record is IN in exactly M/2
-models, so a model holds N+/2 records *on average* (the row sums of ``keep`` vary around it). The
-nominal training-set size recorded as N (and used by the finite-population correction
-``1 − N/N+``) is therefore ``N = N+ // 2``; ``train_size`` may be passed only to state it.
+Model ``m`` trains on the pool records with ``keep[m, x]`` true. Under the efficient design every
+record is IN in exactly M/2 models, so a model holds N+/2 records *on average* (the row sums of
+``keep`` vary around it) and the nominal training-set size N (used by the finite-population
+correction ``1 − N/N+``) is ``N+ // 2``. Under the Poisson design each record joins each training
+set with probability N/N+ for any ``train_size`` N, so models hold N records on average and the FPC
+is again ``1 − N/N+``.
 
 Reproducibility
 ---------------
 All randomness derives from ``seed``: the pool from ``SeedSequence(seed, spawn_key=(0,))``, the keep
-matrix from ``keep_matrix(M, N+, seed=seed)``, and model ``m``'s own randomness (MLP initialisation,
+matrix from ``keep_matrix(M, N+, seed=seed)`` (or ``poisson_keep``), and model ``m``'s own randomness (MLP initialisation,
 HGB subsampling) from ``SeedSequence(seed, spawn_key=(2, m))`` only — never from the order or the
 process in which models are trained. BLAS runs single-threaded inside each fit (parallelism comes
 from joblib), and the batched trainer solves fixed blocks of model indices (a resumed run recomputes
@@ -28,10 +31,12 @@ one on the same machine and library versions (recorded in ``run.json``).
 Run directory (format ``dpaudit.mia.run``, version 1)
 -----------------------------------------------------
 ``run.json``
-    ``{"format": "dpaudit.mia.run", "version": 1, "config": {dataset, model, n_models, pool_size,
-    train_size, seed, pool_indices (row positions in the loaded dataset, sorted), features, label,
-    model_params, trainer ({"name": "per-model"} or {"name": "batched", batch_size, gtol, max_iter}),
-    score}, "versions": {python, numpy, scikit-learn, dpaudit}}``.
+    ``{"format": "dpaudit.mia.run", "version": 1, "config": {dataset (null for a file), data (a file's
+    path, sha256, rows, how its schema was obtained), model, n_models, pool_size, train_size, seed,
+    pool_indices (row positions in the loaded data, sorted), features, label, model_params, design
+    ({"name": "efficient"} or {"name": "poisson", "inclusion": N/N+}), trainer ({"name": "per-model"}
+    or {"name": "batched", batch_size, gtol, max_iter}), score}, "versions": {python, numpy,
+    scikit-learn, dpaudit}}``.
 ``keep.npy``
     bool, shape (M, N+).
 ``scores/model_00042.npy``
@@ -63,10 +68,11 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
-from dpaudit.mia.scores import ScoreSet, keep_matrix
+from dpaudit.mia.data import DATASETS, TrainingData, from_file, registered, sha256
+from dpaudit.mia.scores import ScoreSet, keep_matrix, poisson_keep
 
-__all__ = ["train_run", "load_run", "logit_confidence", "tabpfn_checkpoint", "DATASETS", "MODELS", "TRAINERS",
-           "RUN_FORMAT", "RUN_VERSION"]
+__all__ = ["train_run", "load_run", "logit_confidence", "tabpfn_checkpoint", "resolve_model", "DATASETS", "MODELS",
+           "TRAINERS", "DESIGNS", "RUN_FORMAT", "RUN_VERSION"]
 
 RUN_FORMAT = "dpaudit.mia.run"
 RUN_VERSION = 1
@@ -74,27 +80,11 @@ MODELS = ("logreg", "mlp", "hgb", "tabpfn")
 #: How the models are fitted: "per-model" (one scikit-learn pipeline per joblib task) or "batched"
 #: (logistic regression only: :mod:`dpaudit.mia.batched_logreg`, ``batch_size`` models per task).
 TRAINERS = ("auto", "batched", "per-model")
+#: Membership designs: "efficient" (every record IN in exactly M/2 models, N = N+/2) or "poisson"
+#: (every keep[m, x] an independent Bernoulli(N/N+) draw, any N; :func:`dpaudit.mia.scores.poisson_keep`).
+DESIGNS = ("efficient", "poisson")
 #: Environment variable naming a local TabPFN classifier checkpoint; dpaudit never downloads weights.
 TABPFN_WEIGHTS_ENV = "DPAUDIT_TABPFN_WEIGHTS"
-
-#: Fixed feature lists per dataset: (label column, positive label, categorical, numeric). Columns not
-#: listed are dropped (Adult: ``fnlwgt``, a survey weight; credit: ``ID``).
-DATASETS: dict[str, dict[str, Any]] = {
-    "adult": {
-        "label": "income",
-        "positive": ">50K",
-        "categorical": ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
-                        "native-country"],
-        "numeric": ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"],
-    },
-    "credit": {
-        "label": "default.payment.next.month",
-        "positive": 1,
-        "categorical": ["SEX", "EDUCATION", "MARRIAGE"],
-        "numeric": ["LIMIT_BAL", "AGE", "PAY_0", "PAY_2", "PAY_3", "PAY_4", "PAY_5", "PAY_6",
-                    *(f"BILL_AMT{i}" for i in range(1, 7)), *(f"PAY_AMT{i}" for i in range(1, 7))],
-    },
-}
 
 #: Hyper-parameters of the built-in models (recorded in run.json).
 MODEL_PARAMS: dict[str, dict[str, Any]] = {
@@ -146,18 +136,20 @@ def logit_confidence(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return z_y - lse
 
 
-def _binary_logit(model: Any, X: Any) -> np.ndarray:
+def _binary_logit(model: Any, X: Any, *, from_proba: bool = False) -> np.ndarray:
     """The fitted pipeline's logit of the positive class (``classes_[1]``), shape (n,).
 
-    Exact for models with a decision function (and the MLP, whose forward pass is redone); a
-    probability-only model (TabPFN) gives ``log p_1 − log p_0`` of its probabilities, each clipped
-    to the smallest positive number of their dtype so the score stays finite.
+    Exact for the built-in models with a decision function (and the MLP, whose forward pass is
+    redone); a probability-only model (TabPFN) or a user's factory (``from_proba``) gives
+    ``log p_1 − log p_0`` of its probabilities, each clipped to the smallest positive number of
+    their dtype so the score stays finite.
     """
     from sklearn.neural_network import MLPClassifier
 
     clf = model[-1]
-    if not hasattr(clf, "decision_function") and not isinstance(clf, MLPClassifier):
+    if from_proba or (not hasattr(clf, "decision_function") and not isinstance(clf, MLPClassifier)):
         p = np.asarray(model.predict_proba(X))
+        p = p if p.dtype.kind == "f" else p.astype(np.float64)
         logp = np.log(np.clip(p, np.finfo(p.dtype).tiny, None)).astype(np.float64)
         return logp[:, 1] - logp[:, 0]
     Xt = model[:-1].transform(X)
@@ -202,17 +194,72 @@ def tabpfn_checkpoint() -> Path:
     return path
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
+def resolve_model(model: str) -> tuple[str, dict[str, Any]]:
+    """The model's name and recorded parameters: a built-in (:data:`MODELS`) or ``package.module:factory``.
 
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    A factory is any importable callable returning an unfitted scikit-learn-compatible classifier with
+    ``fit`` and ``predict_proba``; it is called once here to check that and to record its parameters
+    (``get_params()``). Every model of the run calls it afresh; when the estimator has a
+    ``random_state`` parameter it is set from (seed, model index), like the built-ins'.
+
+    Raises
+    ------
+    DPAuditError
+        An unknown built-in, a factory that cannot be imported or called, or an estimator without
+        ``fit``/``predict_proba``.
+
+    Examples
+    --------
+    >>> resolve_model("sklearn.naive_bayes:GaussianNB")[1]["var_smoothing"]
+    1e-09
+    """
+    if not isinstance(model, str):
+        raise DPAuditError(f"model must be a name or 'package.module:factory', got {model!r}")
+    if ":" not in model:
+        if model not in MODELS:
+            raise DPAuditError(f"model must be one of {', '.join(MODELS)} or 'package.module:factory' (a callable "
+                               f"returning a scikit-learn classifier), got {model!r}")
+        params = dict(MODEL_PARAMS[model])
+        if model == "tabpfn":
+            params["weights_sha256"] = sha256(tabpfn_checkpoint())
+        return model, params
+    estimator = _call_factory(model)
+    try:
+        params = json.loads(json.dumps(estimator.get_params(deep=False), default=repr))
+    except Exception:  # an estimator without sklearn's get_params: record its repr
+        params = {"repr": repr(estimator)}
+    return model, params
 
 
-def _make_pipeline(dataset: str, model: str, random_state: int) -> Any:
+def _call_factory(model: str) -> Any:
+    import importlib
+
+    module_name, _, attr = model.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise DPAuditError(f"model {model!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc}); install "
+                           "it or put it on PYTHONPATH") from None
+    factory = module
+    for part in attr.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise DPAuditError(f"model {model!r}: {module_name!r} has no attribute {attr!r}")
+    if not callable(factory):
+        raise DPAuditError(f"model {model!r}: {attr!r} is not callable; name a class or a function returning a "
+                           "classifier")
+    try:
+        estimator = factory()
+    except Exception as exc:
+        raise DPAuditError(f"model {model!r}: calling {attr}() failed ({type(exc).__name__}: {exc})") from None
+    missing = [m for m in ("fit", "predict_proba") if not callable(getattr(estimator, m, None))]
+    if missing:
+        raise DPAuditError(f"model {model!r}: {type(estimator).__name__} has no {' or '.join(missing)}; LiRA needs "
+                           "a classifier with fit and predict_proba (scikit-learn API)")
+    return estimator
+
+
+def _make_pipeline(categorical: list[str], numeric: list[str], model: str, random_state: int) -> Any:
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -223,12 +270,16 @@ def _make_pipeline(dataset: str, model: str, random_state: int) -> Any:
         clf = TabPFNClassifier(**MODEL_PARAMS["tabpfn"], model_path=str(tabpfn_checkpoint()),
                                random_state=random_state)
         return Pipeline([("pre", "passthrough"), ("clf", clf)])
-    spec = DATASETS[dataset]
     pre = ColumnTransformer(
-        [("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), spec["categorical"]),
-         ("num", StandardScaler(), spec["numeric"])],
+        [("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), categorical),
+         ("num", StandardScaler(), numeric)],
         remainder="drop",
     )
+    if ":" in model:
+        clf = _call_factory(model)
+        if "random_state" in getattr(clf, "get_params", dict)():
+            clf.set_params(random_state=random_state)
+        return Pipeline([("pre", pre), ("clf", clf)])
     params = dict(MODEL_PARAMS[model])
     if model == "logreg":
         from sklearn.linear_model import LogisticRegression
@@ -246,32 +297,28 @@ def _make_pipeline(dataset: str, model: str, random_state: int) -> Any:
     return Pipeline([("pre", pre), ("clf", clf)])
 
 
-def _train_models(models: list[int], members: np.ndarray, features: Any, y: np.ndarray, dataset: str, model: str,
-                  seed: int, trainer: str) -> list[tuple[int, np.ndarray]]:
+def _train_models(models: list[int], members: np.ndarray, features: Any, y: np.ndarray, categorical: list[str],
+                  numeric: list[str], model: str, seed: int, trainer: str) -> list[tuple[int, np.ndarray]]:
     """Fit models ``models`` (one, or one batch; ``members[i]`` = ``keep[models[i]]``) on their pool
     rows; return each one's φ of every pool record."""
     from sklearn.exceptions import ConvergenceWarning
     from threadpoolctl import threadpool_limits
 
-    for m, member in zip(models, members):
-        if np.unique(y[member]).size != 2:
-            raise DataError(f"model {m}: its training set holds only one class; use a larger pool")
     with threadpool_limits(limits=1), warnings.catch_warnings():
         # A model stopped by max_iter is still a model of the experiment; don't abort the run.
         warnings.simplefilter("ignore", ConvergenceWarning)
         if trainer == "batched":
             from dpaudit.mia.batched_logreg import fit_pipelines
 
-            spec = DATASETS[dataset]
-            logits = fit_pipelines(features, y, members, categorical=spec["categorical"],
-                                   numeric=spec["numeric"], C=MODEL_PARAMS["logreg"]["C"],
-                                   gtol=BATCHED_PARAMS["gtol"], max_iter=BATCHED_PARAMS["max_iter"]).logits
+            logits = fit_pipelines(features, y, members, categorical=categorical, numeric=numeric,
+                                   C=MODEL_PARAMS["logreg"]["C"], gtol=BATCHED_PARAMS["gtol"],
+                                   max_iter=BATCHED_PARAMS["max_iter"]).logits
         else:
             logits = np.empty((len(models), len(y)))
             for row, (m, member) in enumerate(zip(models, members)):
-                pipe = _make_pipeline(dataset, model, _model_seed(seed, m))
+                pipe = _make_pipeline(categorical, numeric, model, _model_seed(seed, m))
                 pipe.fit(features.iloc[np.flatnonzero(member)], y[member])
-                logits[row] = _binary_logit(pipe, features)
+                logits[row] = _binary_logit(pipe, features, from_proba=":" in model)
     return [(m, np.where(y == 1, z, -z)) for m, z in zip(models, logits)]
 
 
@@ -364,13 +411,6 @@ def _check_int(name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-def _load_frame(dataset: str) -> Any:
-    from dpaudit import datasets
-
-    frame, _ = datasets.load(dataset)
-    return frame
-
-
 def _progress(enabled: bool, total: int, done: int) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -394,11 +434,16 @@ def _require_ml() -> None:
 def train_run(
     out_dir: str | os.PathLike[str],
     *,
-    dataset: str = "adult",
+    dataset: str | None = None,
+    data: str | os.PathLike[str] | None = None,
+    label: str | None = None,
+    positive: Any = None,
+    schema: Any = None,
     model: str = "logreg",
     n_models: int,
     pool_size: int,
     train_size: int | None = None,
+    design: str = "efficient",
     seed: int = 0,
     n_jobs: int = 1,
     resume: bool = False,
@@ -406,31 +451,45 @@ def train_run(
     trainer: str = "auto",
     batch_size: int | None = None,
 ) -> Path:
-    """Train M models on efficient-LiRA splits of a pool and write their scores to ``out_dir``.
+    """Train M models on membership splits of a pool and write their scores to ``out_dir``.
 
     Parameters
     ----------
     out_dir : path
         The run directory (module docstring). Must not exist or be empty unless ``resume``.
-    dataset : {"adult", "credit"}
-        A registered dataset with a fixed feature list (:data:`DATASETS`).
-    model : {"logreg", "mlp", "hgb", "tabpfn"}
-        Logistic regression (C = 1; deterministic, all variance from data sampling), an MLP with one
-        hidden layer of 64, histogram gradient-boosted trees (:data:`MODEL_PARAMS`), or TabPFN — only
-        when the ``tabpfn`` package is installed and ``$DPAUDIT_TABPFN_WEIGHTS`` names a local
-        checkpoint (:func:`tabpfn_checkpoint`; otherwise a DPAuditError says which is missing).
+    dataset : {"adult", "credit"}, optional
+        A registered dataset with a fixed feature list (:data:`DATASETS`); the default when no
+        ``data`` is given is ``"adult"``.
+    data : path, optional
+        Instead of ``dataset``: the user's CSV or Parquet file (:func:`dpaudit.mia.data.from_file`),
+        with ``label`` (required), ``positive`` (default: the larger label in string order) and
+        ``schema`` (a Schema or schema JSON path declaring the features; default: inferred from the
+        column types).
+    model : str
+        ``"logreg"`` (C = 1; deterministic, all variance from data sampling), ``"mlp"`` (one hidden
+        layer of 64), ``"hgb"`` (histogram gradient-boosted trees; :data:`MODEL_PARAMS`), ``"tabpfn"``
+        (only when the ``tabpfn`` package is installed and ``$DPAUDIT_TABPFN_WEIGHTS`` names a local
+        checkpoint, :func:`tabpfn_checkpoint`), or ``"package.module:factory"``: any importable
+        callable returning a scikit-learn-compatible classifier with ``predict_proba``
+        (:func:`resolve_model`), fitted after the same preprocessing (one-hot categoricals, scaled
+        numerics) and scored by the log-odds of its probabilities.
     n_models : int
-        M, even, ≥ 6 (leave-one-out fits need 3 IN and 3 OUT models per record).
+        M, ≥ 6 (leave-one-out fits need 3 IN and 3 OUT models per record); even for the efficient design.
     pool_size : int
-        N+, records drawn without replacement from the dataset.
+        N+, records drawn without replacement from the data.
     train_size : int, optional
-        N; each model trains on the ≈ N+/2 records it keeps (module docstring), so only
-        ``N+ // 2`` is accepted.
+        N, the expected training-set size. The efficient design fixes N = N+ // 2; the Poisson design
+        takes any 0 < N < N+ (default N+ // 2). The FPC of the evaluation is 1 − N/N+.
+    design : {"efficient", "poisson"}
+        The membership design (:data:`DESIGNS`): efficient LiRA's (every record IN in exactly M/2
+        models, :func:`~dpaudit.mia.scores.keep_matrix`) or Poisson sampling (record x in model m's
+        training set with probability N/N+, independently; :func:`~dpaudit.mia.scores.poisson_keep`).
     seed : int
         Root of all randomness (module docstring, "Reproducibility").
     n_jobs : int
         joblib workers (-1: all cores). Runs under any joblib backend
-        (``with joblib.parallel_config(backend="dask"): train_run(...)``).
+        (``with joblib.parallel_config(backend="dask"): train_run(...)``). A factory's module must be
+        importable in the workers (installed, or on ``PYTHONPATH``).
     resume : bool
         Keep finished models of an existing run with the same configuration; train the rest. The
         result is bit-identical to an uninterrupted run.
@@ -455,25 +514,33 @@ def train_run(
     Raises
     ------
     DPAuditError
-        Bad arguments. DataError: a run directory that exists (without ``resume``), is corrupt, or
-        holds a different configuration.
+        Bad arguments, an unusable data file or model, or a training set with one class. All are
+        checked before anything is written. DataError: a run directory that exists (without
+        ``resume``), is corrupt, or holds a different configuration.
     """
     _require_ml()
     from joblib import Parallel, delayed
 
-    if dataset not in DATASETS:
-        raise DPAuditError(f"dataset must be one of {', '.join(DATASETS)}, got {dataset!r}")
-    if model not in MODELS:
-        raise DPAuditError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
+    if data is None and (label is not None or positive is not None or schema is not None):
+        raise DPAuditError("label, positive and schema describe a data file: pass it with data=... (--data FILE)")
+    if data is not None and dataset is not None:
+        raise DPAuditError("give either a registered dataset or a data file, not both")
+    model, model_params = resolve_model(model)
     n_models = _check_int("n_models", n_models, 6)
-    if n_models % 2:
-        raise DPAuditError(f"n_models must be even (every record IN in exactly M/2 models), got {n_models}")
     pool_size = _check_int("pool_size", pool_size, 4)
-    if train_size is not None and train_size != pool_size // 2:
-        raise DPAuditError(
-            f"train_size must be pool_size // 2 = {pool_size // 2} (efficient LiRA trains each model on half the "
-            f"pool on average), got {train_size!r}; change pool_size instead"
-        )
+    if design not in DESIGNS:
+        raise DPAuditError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
+    if design == "efficient":
+        if n_models % 2:
+            raise DPAuditError(f"n_models must be even (every record IN in exactly M/2 models), got {n_models}")
+        if train_size is not None and train_size != pool_size // 2:
+            raise DPAuditError(
+                f"train_size must be pool_size // 2 = {pool_size // 2} under the efficient design (each model trains "
+                f"on half the pool on average), got {train_size!r}; use design 'poisson' (--design poisson) for "
+                "another training-set size")
+    train_size = pool_size // 2 if train_size is None else _check_int("train_size", train_size, 1)
+    if not train_size < pool_size:
+        raise DPAuditError(f"train_size must be smaller than pool_size = {pool_size}, got {train_size}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise DPAuditError(f"seed must be a whole number ≥ 0, got {seed!r}")
     seed = int(seed)
@@ -488,29 +555,36 @@ def train_run(
     if batch_size is not None and trainer != "batched":
         raise DPAuditError("batch_size applies to trainer 'batched' only")
     batch = _check_int("batch_size", BATCHED_PARAMS["batch_size"] if batch_size is None else batch_size, 1)
-    model_params = dict(MODEL_PARAMS[model])
-    if model == "tabpfn":
-        model_params["weights_sha256"] = _sha256(tabpfn_checkpoint())
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not resume:
         raise DataError(f"{out} is not empty; pass resume=True (--resume) to continue that run, or choose a new directory")
 
-    frame = _load_frame(dataset)
-    n_rows = len(frame)
+    if data is not None:
+        if label is None:
+            raise DPAuditError("a data file needs its label column: label=... (--label COL)")
+        source = from_file(data, label=label, positive=positive, schema=schema)
+    else:
+        source = registered(dataset or "adult")
+    n_rows = len(source.frame)
     if pool_size > n_rows:
-        raise DPAuditError(f"pool_size {pool_size} exceeds the {n_rows:,} rows of {dataset!r}")
-    spec = DATASETS[dataset]
+        raise DPAuditError(f"pool_size {pool_size} exceeds the {n_rows:,} rows of {source.name!r}")
     pool_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
     pool_idx = np.sort(pool_rng.choice(n_rows, size=pool_size, replace=False))
-    keep = keep_matrix(n_models, pool_size, seed=seed)
+    if design == "efficient":
+        keep = keep_matrix(n_models, pool_size, seed=seed)
+        design_cfg: dict[str, Any] = {"name": "efficient"}
+    else:
+        keep = poisson_keep(n_models, pool_size, inclusion=train_size / pool_size, seed=seed)
+        design_cfg = {"name": "poisson", "inclusion": train_size / pool_size,
+                      "mean_train_size": float(keep.sum(axis=1).mean())}
+    y = source.labels(pool_idx)
+    _check_two_classes(keep, y)
     config = {
-        "dataset": dataset, "model": model, "n_models": n_models, "pool_size": pool_size,
-        "train_size": pool_size // 2, "seed": seed, "pool_indices": pool_idx.tolist(),
-        "features": {"categorical": spec["categorical"], "numeric": spec["numeric"]},
-        "label": {"column": spec["label"], "positive": spec["positive"]},
-        "model_params": model_params,
+        **source.config(), "model": model, "n_models": n_models, "pool_size": pool_size,
+        "train_size": train_size, "seed": seed, "pool_indices": pool_idx.tolist(),
+        "model_params": model_params, "design": design_cfg,
         "trainer": {"name": trainer, **({**BATCHED_PARAMS, "batch_size": batch} if trainer == "batched" else {})},
         "score": "logit-scaled confidence log p_y - log sum_{c!=y} p_c",
     }
@@ -519,6 +593,7 @@ def train_run(
     if (out / "run.json").exists() or (out / "keep.npy").exists():
         old = _read_header(out)
         old["config"].setdefault("trainer", {"name": "per-model"})  # runs written before trainers were recorded
+        old["config"].setdefault("design", {"name": "efficient"})  # ... and before designs were
         if old["config"] != config:
             diff = sorted(k for k in set(old["config"]) | set(config) if old["config"].get(k) != config.get(k))
             raise DataError(f"{out} holds a run with a different configuration (differs in: {', '.join(diff)}); "
@@ -547,10 +622,9 @@ def train_run(
     if not tasks:
         return out
 
-    pool = frame.iloc[pool_idx].reset_index(drop=True)
-    y = (pool[spec["label"]] == spec["positive"]).to_numpy(dtype=np.int64)
-    features = pool[spec["categorical"] + spec["numeric"]]
-    jobs = (delayed(_train_models)(t, keep[t], features, y, dataset, model, seed, trainer) for t in tasks)
+    features = source.features(pool_idx)
+    jobs = (delayed(_train_models)(t, keep[t], features, y, source.categorical, source.numeric, model, seed, trainer)
+            for t in tasks)
     runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
     bar = _progress(progress, n_models, len(done))
     start, new = time.perf_counter(), 0
@@ -564,6 +638,17 @@ def train_run(
                     bar.update(task, advance=1)
             bar.update(task, rate=f"{new / max(time.perf_counter() - start, 1e-9):.2f} models/s")
     return out
+
+
+def _check_two_classes(keep: np.ndarray, y: np.ndarray) -> None:
+    """Refuse (before anything is written) a design in which some model's training set has one class."""
+    positives = keep.astype(np.int64) @ y
+    sizes = keep.sum(axis=1)
+    bad = np.flatnonzero((positives == 0) | (positives == sizes))
+    if bad.size:
+        m = int(bad[0])
+        raise DataError(f"model {m}'s training set ({int(sizes[m])} records) holds only one class, as do {bad.size} "
+                        "model(s) in all; use a larger pool (or train_size) or a label with both classes common")
 
 
 def load_run(run_dir: str | os.PathLike[str]) -> ScoreSet:
@@ -588,7 +673,10 @@ def load_run(run_dir: str | os.PathLike[str]) -> ScoreSet:
         raise DataError(f"{out}: {len(missing)} of {n_models} models are unfinished (first: model_{missing[0]:05d}); "
                         "finish them with `dpaudit mia train --resume` (train_run(..., resume=True))")
     score = np.stack([_read_score(out, m, pool_size) for m in range(n_models)])
-    meta = {k: cfg[k] for k in ("dataset", "model", "seed") if k in cfg}
+    meta = {k: cfg[k] for k in ("dataset", "model", "seed") if cfg.get(k) is not None}
+    if "data" in cfg:
+        meta["data"] = cfg["data"].get("file")
+    meta["design"] = cfg.get("design", {"name": "efficient"}).get("name", "efficient")
     trainer = cfg.get("trainer")  # absent in runs written before trainers were recorded
     meta["trainer"] = trainer.get("name", "per-model") if isinstance(trainer, dict) else "per-model"
     meta.update(source=RUN_FORMAT, run_dir=str(out), versions=header.get("versions", {}))
