@@ -257,15 +257,18 @@ def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: s
     fig, axes = plt.subplots(1, len(alphas), figsize=(5.6 * len(alphas), 4.4), squeeze=False)
     for ax, alpha in zip(axes[0], alphas):
         for rule in PLOTTED:
+            # the parametric rule's FPR is α by its model: draw its t thresholds' own (leave-one-out) FPR
+            column = "t_threshold_fpr_loo" if (what, rule) == ("fpr", "per_record_parametric") else f"{rule}_{what}"
             for fpc, ls in ((False, "-"), (True, "--")):
                 sel = sorted((r for r in rows if r["dataset"] == dataset and r["alpha"] == alpha and r["fpc"] == fpc
-                              and not np.isnan(r[f"{rule}_{what}"])), key=lambda r: r["M"])
+                              and not np.isnan(r[column])), key=lambda r: r["M"])
                 if not sel:
                     continue
                 ms = [r["M"] for r in sel]
-                ys = [max(r[f"{rule}_{what}"], 1e-6) for r in sel]
+                ys = [max(r[column], 1e-6) for r in sel]
+                name = RULE_LABEL[rule] + (" t thresholds" if column == "t_threshold_fpr_loo" else "")
                 ax.plot(ms, ys, ls=ls, color=RULE_COLOR[rule], marker=RULE_MARKER[rule], ms=4,
-                        label=f"{RULE_LABEL[rule]}{' (FPC)' if fpc else ''}")
+                        label=f"{name}{' (FPC)' if fpc else ''}")
                 if what == "tpr" and rule in ("naive", "pp_t", "per_record_empirical"):
                     lo = [max(r[f"{rule}_ci_lo"], 1e-6) for r in sel]
                     hi = [max(r[f"{rule}_ci_hi"], 1e-6) for r in sel]
@@ -284,8 +287,8 @@ def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: s
     fig.suptitle(f"{dataset}: TPR at FPR α vs M (solid: FPC off, dashed: FPC on; bands: bootstrap 95% CI;\n"
                  "per-record empirical drawn only where estimable: every record OUT in ≥ ⌈1/α⌉ − 1 models)"
                  if what == "tpr" else
-                 f"{dataset}: realised FPR of each rule vs M (solid: FPC off, dashed: FPC on; "
-                 "per-record parametric: α by its model)", fontsize=10)
+                 f"{dataset}: realised FPR of each rule vs M (solid: FPC off, dashed: FPC on; per-record "
+                 "parametric: how often the records' t thresholds are crossed by their own OUT scores)", fontsize=10)
     fig.tight_layout()
     path = out / f"mia_{what}_vs_M_{dataset}.png"
     fig.savefig(path, dpi=120, bbox_inches="tight")
