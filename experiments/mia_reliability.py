@@ -76,6 +76,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--n-jobs", type=int, default=2)
     p.add_argument("--runs", default="/tmp/dpaudit_runs", help="cache of trained runs (outside the repo)")
     p.add_argument("--out", default=None, help="output folder (default docs/results; quick: docs/results/quick)")
+    p.add_argument("--replot", action="store_true",
+                   help="only redraw the figures from the mia_reliability.csv already in --out (no training or evaluation)")
     a = p.parse_args(argv)
     repo = Path(__file__).resolve().parents[1]
     if a.quick:
@@ -274,7 +276,7 @@ def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: s
                     hi = [max(r[f"{rule}_ci_hi"], 1e-6) for r in sel]
                     if not any(np.isnan(lo)):
                         ax.fill_between(ms, lo, hi, color=RULE_COLOR[rule], alpha=0.08 if fpc else 0.15, lw=0)
-        ax.axhline(alpha, color="grey", ls=":", lw=1, label=f"α = {alpha:g}")
+        ax.axhline(alpha, color="grey", ls=":", lw=1, label="target FPR α")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(sorted({r["M"] for r in rows}))
@@ -283,7 +285,11 @@ def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: s
         ax.set_ylabel("TPR at FPR α" if what == "tpr" else "realised FPR")
         ax.set_title(f"{dataset}, α = {alpha:g}")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    legend: dict[str, object] = {}  # every rule drawn in any panel (the empirical one is absent at small α)
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    axes[0][-1].legend(list(legend.values()), list(legend), fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle(f"{dataset}: TPR at FPR α vs M (solid: FPC off, dashed: FPC on; bands: bootstrap 95% CI;\n"
                  "per-record empirical drawn only where estimable: every record OUT in ≥ ⌈1/α⌉ − 1 models)"
                  if what == "tpr" else
@@ -296,8 +302,32 @@ def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: s
     return path
 
 
+def read_csv(path: Path) -> list[dict]:
+    """Rows of a mia_reliability.csv with numbers and booleans restored (for --replot)."""
+    if not path.is_file():
+        from dpaudit._errors import DataError
+
+        raise DataError(f"{path}: no results to replot; run the experiment first")
+    text = {"dataset", "model"}
+    with path.open(newline="") as fh:
+        return [{k: (v if k in text else v == "True" if k == "fpc" else int(v) if k in ("M", "n_records", "n_dropped",
+                                                                                    "min_n_out") else float(v))
+                 for k, v in row.items()} for row in csv.DictReader(fh)]
+
+
+def replot(out: Path, alphas: list[float]) -> int:
+    rows = read_csv(out / "mia_reliability.csv")
+    alphas = sorted({r["alpha"] for r in rows}, reverse=True) if rows else alphas
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        for what in ("tpr", "fpr"):
+            print("wrote", plot(rows, dataset, alphas, out, what))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.replot:
+        return replot(Path(args.out), args.fpr)
     out = Path(args.out)
     rows: list[dict] = []
     reports: list[dict] = []

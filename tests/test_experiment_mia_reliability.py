@@ -37,6 +37,12 @@ def test_tiny_grid_writes_every_output(tmp_path, adult_available):
     for name in ("mia_tpr_vs_M_adult.png", "mia_fpr_vs_M_adult.png", "mia_reliability.json"):
         assert (out / name).stat().st_size > 0
     assert [p.name for p in runs.iterdir()] == ["adult_logreg_batched_m12_p300_s0"]
+    assert {"per_record_empirical_null_tpr", "pp_rank_epsilon_lb", "t_threshold_fpr_loo"} <= set(rows[0])
+    assert "## Null" in (out / "mia_reliability.md").read_text()
+    # --replot redraws the figures from the CSV alone
+    (out / "mia_tpr_vs_M_adult.png").unlink()
+    assert _module().main(["--replot", "--out", str(out)]) == 0
+    assert (out / "mia_tpr_vs_M_adult.png").stat().st_size > 0
 
 
 def test_unavailable_model_exits_2_with_the_reason(tmp_path, adult_available):

@@ -89,7 +89,7 @@ def test_min_out_models_and_not_estimable():
     assert [min_out_models(a) for a in (0.5, 0.1, 0.01, 0.001)] == [1, 9, 99, 999]
     sim = gaussian_scores(196, 50, seed=0)  # n_out = 98 < 99
     est = empirical_per_record(sim.score, sim.keep, 0.01)
-    assert not est.estimable and est.tpr is None and "needs every record OUT in ≥ 99 models" in est.reason
+    assert not est.estimable and est.tpr is None and "needs ≥ 99 OUT models per record" in est.reason
     assert "M ≥ 198" in est.reason and "the fewest here is 98" in est.reason
     assert empirical_per_record(*(gaussian_scores(198, 50, seed=0).score, gaussian_scores(198, 50, seed=0).keep),
                                 0.01).estimable

@@ -214,8 +214,8 @@ def not_estimable_reason(n_out: np.ndarray, alpha: float) -> str:
     fewest = int(np.min(n_out))
     if fewest >= need:
         return ""
-    return (f"not estimable at this M: α = {alpha:g} needs every record OUT in ≥ {need} models "
-            f"(M ≥ {2 * need} under the efficient design), the fewest here is {fewest}")
+    return (f"not estimable at this M: α = {alpha:g} needs ≥ {need} OUT models per record "
+            f"(M ≥ {2 * need} in the efficient design), the fewest here is {fewest}")
 
 
 def empirical_per_record(
