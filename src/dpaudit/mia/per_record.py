@@ -73,8 +73,9 @@ __all__ = [
     "PerRecordRates",
 ]
 
-#: Slack in ``⌊α(n + 1)⌋`` so that e.g. α = 0.01, n + 1 = 100 gives rank 1 despite rounding.
-_RANK_EPS = 1e-9
+#: Relative slack in ``α(n + 1)`` so that a product that is an integer in decimals (α = 0.29,
+#: n + 1 = 100) is not floored below it by binary rounding (0.29 · 100 = 28.999999999999996).
+_RANK_EPS = 1e-12
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,8 +215,11 @@ def not_estimable_reason(n_out: np.ndarray, alpha: float) -> str:
     fewest = int(np.min(n_out))
     if fewest >= need:
         return ""
-    return (f"not estimable at this M: α = {alpha:g} needs ≥ {need} OUT models per record "
-            f"(M ≥ {2 * need} in the efficient design), the fewest here is {fewest}")
+    def count(n: int) -> str:
+        return f"{n}" if n < 10**7 else f"{n:.3g}"
+
+    return (f"not estimable at this M: α = {alpha:g} needs ≥ {count(need)} OUT models per record "
+            f"(M ≥ {count(2 * need)} in the efficient design), the fewest here is {fewest}")
 
 
 def empirical_per_record(

@@ -284,7 +284,7 @@ class SimulatedScores:
             return stats.nct.sf(threshold(alpha, kind="t", n_out=n) / scale, n - 1, d / scale)
         if test != "conformal":
             raise DPAuditError(f"test must be 't' or 'conformal', got {test!r}")
-        budget = alpha * (n + 1) * (1 + 1e-9)
+        budget = alpha * (n + 1) * (1 + 1e-12)
         k = np.floor(budget)
         frac = budget - k
         nodes = stats.norm.ppf((np.arange(4000) + 0.5) / 4000)
