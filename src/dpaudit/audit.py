@@ -326,17 +326,12 @@ def repair_wcnf(
     exact value. Written to ``path`` too when given (atomically: a temporary file, then a rename).
     See :mod:`dpaudit.measures._wcnf` for the encoding; spec §2.3.
     """
-    import os
-    import tempfile
-
+    from dpaudit._io import atomic_write_text
     from dpaudit.measures._wcnf import repair_wcnf as _encode
 
     crits = parse_criteria(criteria)
     tables = count_tables(data, crits, _resolve_schema(data, schema))
     text = _encode(tables, semantics, max_clauses=max_clauses)
     if path is not None:
-        folder = os.path.dirname(os.path.abspath(path))
-        with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp", encoding="utf-8") as tmp:
-            tmp.write(text)
-        os.replace(tmp.name, path)
+        atomic_write_text(path, text)
     return text

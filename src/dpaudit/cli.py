@@ -268,29 +268,12 @@ mia_app = typer.Typer(no_args_is_help=True, help="Membership-inference evaluatio
 app.add_typer(mia_app, name="mia")
 
 
-def _finite_json(value: Any) -> Any:
-    """JSON has no inf/nan: write them as the strings "inf", "-inf", "nan"."""
-    if isinstance(value, dict):
-        return {k: _finite_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite_json(v) for v in value]
-    if isinstance(value, float) and not value == value:
-        return "nan"
-    if isinstance(value, float) and value in (float("inf"), float("-inf")):
-        return "inf" if value > 0 else "-inf"
-    return value
-
-
 def _write_json(doc: dict[str, Any], out: Optional[Path]) -> None:
-    text = json.dumps(_finite_json(doc), indent=2, ensure_ascii=False, allow_nan=False, default=float) + "\n"
-    if out is not None:
-        import os
-        import tempfile
+    from dpaudit._io import atomic_write_text, to_jsonable
 
-        with tempfile.NamedTemporaryFile("w", dir=out.parent if str(out.parent) else ".", delete=False,
-                                         encoding="utf-8") as tmp:
-            tmp.write(text)
-        os.replace(tmp.name, out)
+    text = json.dumps(to_jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if out is not None:
+        atomic_write_text(out, text)
     else:
         sys.stdout.write(text)
 

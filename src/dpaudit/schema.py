@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from dpaudit._errors import SchemaError
+from dpaudit._io import plain, to_jsonable
 
 __all__ = ["Categorical", "Binned", "Domain", "Schema"]
 
@@ -250,7 +251,7 @@ class Schema:
 
     def to_json(self, path: str | Path | None = None) -> str:
         """Serialise to JSON; also write it to ``path`` when given."""
-        text = json.dumps(self.to_dict(), indent=2, default=_json_default)
+        text = json.dumps(to_jsonable(self.to_dict(), nonfinite="error"), indent=2)
         if path is not None:
             Path(path).write_text(text + "\n", encoding="utf-8")
         return text
@@ -296,7 +297,7 @@ class Schema:
                 present.sort(key=repr)
             if has_missing and missing_label not in present:
                 present.append(missing_label)
-            doms[name] = Categorical(tuple(_plain(v) for v in present),
+            doms[name] = Categorical(tuple(plain(v) for v in present),
                                      missing=missing_label if has_missing else None)
         return cls(doms, data_derived=True, source="inferred from the data")
 
@@ -309,16 +310,3 @@ class Schema:
                 f"columns not declared in the schema: {', '.join(map(repr, absent))} "
                 f"(declared: {known}); add their domains"
             )
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars to Python scalars, so inferred schemas serialise to JSON."""
-    item = getattr(value, "item", None)
-    return item() if callable(item) else value
-
-
-def _json_default(value: Any) -> Any:
-    plain = _plain(value)
-    if plain is value:
-        raise TypeError(f"cannot write {value!r} to JSON")
-    return plain

@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpaudit._errors import DatasetError
+from dpaudit._io import atomic_open
 
 __all__ = ["DataFile", "fetch_bytes", "cache_dir", "DATA_ENV"]
 
@@ -100,7 +100,6 @@ def fetch_bytes(spec: DataFile, fetch: Callable[[], bytes] | None = None) -> byt
     data = fetch() if fetch is not None else download(spec.url, spec)
     _verify(data, spec, spec.url if fetch is None else f"{spec.name} as downloaded")
     cached.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
-        tmp.write(data)
-    os.replace(tmp.name, cached)
+    with atomic_open(cached, "wb") as handle:
+        handle.write(data)
     return data

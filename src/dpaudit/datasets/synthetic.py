@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import numbers
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from statistics import NormalDist
@@ -38,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DPAuditError
+from dpaudit._io import temporary_sibling
 from dpaudit.schema import Binned, Categorical, Schema
 
 __all__ = [
@@ -657,7 +657,7 @@ def write_census(
     }
     # a hidden name next to the target (same file system, so the rename is atomic); created by the
     # Parquet writer itself, so the file gets the usual permissions
-    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    tmp = temporary_sibling(target)
     writer = None
     try:
         for chunk in _chunks(int(n_rows), dependence, int(seed), int(chunk_rows)):

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
+from dpaudit._io import plain
 
 __all__ = ["TrainingData", "DATASETS", "registered", "from_file"]
 
@@ -93,7 +94,7 @@ class TrainingData:
         return {"dataset": self.source.get("dataset"),
                 **({"data": {k: v for k, v in self.source.items() if k != "dataset"}} if "file" in self.source else {}),
                 "features": {"categorical": list(self.categorical), "numeric": list(self.numeric)},
-                "label": {"column": self.label, "positive": _plain(self.positive)}}
+                "label": {"column": self.label, "positive": plain(self.positive)}}
 
 
 def registered(name: str) -> TrainingData:
@@ -254,10 +255,6 @@ def _is_positive(col: Any, positive: Any) -> np.ndarray:
     if exact.any():
         return exact
     return np.array([str(v) == str(positive) for v in arr], dtype=bool)
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def sha256(path: Path) -> str:

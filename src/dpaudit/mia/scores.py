@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
+from dpaudit._io import atomic_open, to_jsonable
 
 __all__ = ["ScoreSet", "keep_matrix", "poisson_keep", "MIN_FIT_MODELS", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -289,14 +289,8 @@ class ScoreSet:
             "pool_size": self.pool_size,
             "meta": self.meta,
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, score=self.score, keep=self.keep, meta_json=np.array(json.dumps(header)))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_open(path, "wb") as handle:
+            np.savez(handle, score=self.score, keep=self.keep, meta_json=np.array(json.dumps(header)))
         return path
 
     @classmethod
@@ -395,20 +389,12 @@ def _check_int(name: str, value: Any, *, minimum: int | None, error: type[DPAudi
     return value
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
 def _check_meta(meta: Any) -> dict[str, Any]:
     if not isinstance(meta, Mapping):
         raise DataError(f"meta must be a mapping (dict) of JSON-serialisable values, got {type(meta).__name__}")
     try:
         # The round trip makes meta exactly what load() will return.
-        return json.loads(json.dumps(dict(meta), default=_json_default, allow_nan=False))
+        return to_jsonable(dict(meta), nonfinite="error")
     except (TypeError, ValueError) as exc:
         raise DataError(f"meta must be JSON-serialisable (str keys; numbers, strings, lists, dicts): {exc}") from None
 

@@ -35,6 +35,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit._errors import DPAuditError
+from dpaudit._io import to_jsonable
 from dpaudit.mia.scores import keep_matrix
 
 __all__ = [
@@ -121,14 +122,6 @@ def _summary(values: np.ndarray) -> dict[str, float]:
         "q75": float(q[3]),
         "max": float(q[4]),
     }
-
-
-def _json_float(value: float) -> float | None:
-    return None if not math.isfinite(value) else float(value)
-
-
-def _json_summary(summary: dict[str, float]) -> dict[str, float | int | None]:
-    return {k: (v if isinstance(v, int) else _json_float(v)) for k, v in summary.items()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -319,8 +312,8 @@ class SimulatedScores:
             "train_size": self.train_size,
             "seed": self.seed,
             "params": dict(self.params),
-            "standardized_effect": _json_summary(_summary(standardized)),
-            "sd_out": _json_summary(_summary(self.sd_out)),
+            "standardized_effect": to_jsonable(_summary(standardized), nonfinite="null"),
+            "sd_out": to_jsonable(_summary(self.sd_out), nonfinite="null"),
             "truth": truth,
             "test": (
                 "f_x = sign(Δ_x)(t − μ_out,x)/σ_out,x > Φ⁻¹(1 − α); "
@@ -567,8 +560,8 @@ class FpcResult:
             "sqrt_fpc": self.sqrt_fpc,
             "sigma_ana": self.sigma_ana,
             "mean_train_size": self.mean_train_size,
-            "summary": {k: _json_summary(_summary(v)) for k, v in per_repeat.items()},
-            "per_repeat": {k: [_json_float(float(x)) for x in v] for k, v in per_repeat.items()},
+            "summary": {k: to_jsonable(_summary(v), nonfinite="null") for k, v in per_repeat.items()},
+            "per_repeat": {k: to_jsonable(v, nonfinite="null") for k, v in per_repeat.items()},
             "caveat": (
                 "If training adds its own randomness (seeds, dropout), only the data part of the "
                 "variance should be divided by FPC: see corrected_data_only."

@@ -59,7 +59,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -68,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
+from dpaudit._io import atomic_open, atomic_write_text
 from dpaudit.mia.data import DATASETS, TrainingData, from_file, registered, sha256
 from dpaudit.mia.scores import ScoreSet, keep_matrix, poisson_keep
 
@@ -337,18 +337,8 @@ def _score_path(out: Path, m: int) -> Path:
 
 
 def _atomic_save(path: Path, array: np.ndarray) -> None:
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.stem + ".", suffix=".tmp", delete=False) as tmp:
-        np.save(tmp, array, allow_pickle=False)
-        tmp.flush()
-        os.fsync(tmp.fileno())
-    os.replace(tmp.name, path)
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=path.name + ".", suffix=".tmp", delete=False,
-                                     encoding="utf-8") as tmp:
-        tmp.write(text)
-    os.replace(tmp.name, path)
+    with atomic_open(path, "wb", fsync=True) as handle:
+        np.save(handle, array, allow_pickle=False)
 
 
 def _read_header(out: Path) -> dict[str, Any]:
@@ -606,9 +596,9 @@ def train_run(
     else:
         out.mkdir(parents=True, exist_ok=True)
         _atomic_save(out / "keep.npy", keep)
-        _atomic_write_text(out / "run.json", json.dumps(header, indent=1) + "\n")
+        atomic_write_text(out / "run.json", json.dumps(header, indent=1) + "\n")
     (out / "scores").mkdir(exist_ok=True)
-    for stale in (out / "scores").glob("*.tmp"):  # left by a killed run
+    for stale in (out / "scores").glob("*.tmp"):  # left by a killed run (hidden temporaries and older names)
         stale.unlink()
     done = _finished(out, n_models)
     for m in done:
