@@ -14,7 +14,7 @@ from typing import Any
 
 from dpaudit._errors import DPAuditError
 
-__all__ = ["WHOLE", "NUMBER", "CHOICE", "UNIT", "whole_number", "number", "positive", "unit_interval", "one_of",
+__all__ = ["WHOLE", "NUMBER", "CHOICE", "UNIT", "POSITIVE", "whole_number", "number", "positive", "unit_interval", "one_of",
            "seed_value"]
 
 #: ``{name} must be a whole number{bounds}, got {value!r}``
@@ -25,6 +25,8 @@ NUMBER = "{name} must be a finite number{bounds}, got {value!r}"
 CHOICE = "{name} must be one of {choices}, got {value!r}"
 #: ``{name} must be in (0, 1){hint}, got {value!r}``
 UNIT = "{name} must be in (0, 1){hint}, got {value!r}"
+#: ``{name} must be a positive finite number, got {value!r}``
+POSITIVE = "{name} must be a positive finite number, got {value!r}"
 
 
 def _bounds(low: float | None, high: float | None, low_open: bool = False, high_open: bool = False) -> str:
@@ -78,7 +80,9 @@ def number(name: str, value: Any, *, low: float | None = None, high: float | Non
 
 def positive(name: str, value: Any, *, error: type[DPAuditError] = DPAuditError) -> float:
     """A finite number > 0 (ε, a sensitivity, a total budget)."""
-    return number(name, value, low=0.0, low_open=True, error=error)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        return float(value)
+    raise error(POSITIVE.format(name=name, value=value))
 
 
 def unit_interval(name: str, value: Any, hint: str = "", *, error: type[DPAuditError] = DPAuditError) -> float:

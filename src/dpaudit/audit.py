@@ -18,7 +18,8 @@ from dpaudit._errors import DPAuditError, SchemaError
 from dpaudit.counts import count_tables
 from dpaudit.criteria import Criterion, CriterionLike, parse_criteria
 from dpaudit.measures import get_measure
-from dpaudit.privacy import Budget, Release, _check_positive, exact_release, laplace_release
+from dpaudit._validation import positive
+from dpaudit.privacy import Budget, Release, exact_release, laplace_release
 from dpaudit.schema import Schema
 
 __all__ = ["audit", "AuditResult", "MeasureResult", "split_budget", "repair_wcnf", "describe_cell"]
@@ -253,7 +254,7 @@ def audit(
     shares_explained = {spec.name: spec.explain_share(**options[spec.name]) if epsilon is not None else 0.0
                         for spec in specs}  # validates the options before anything is counted
     if epsilon is not None:
-        epsilon = _check_positive("epsilon", epsilon)
+        epsilon = positive("epsilon", epsilon)
         budget = budget if budget is not None else Budget(epsilon)
         shares = split_budget(float(epsilon), names, split)
         budget.check(float(epsilon), "audit of " + ", ".join(names))  # refuse before any release

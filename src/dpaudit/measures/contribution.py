@@ -181,37 +181,18 @@ def top_cells_of_tables(tables: list[Any], m: int, *, cells: CellMode = "domain"
 def private_top_cells(tables: list[Any], m: int, *, epsilon: float, seed: int | None = None) -> dict[str, Any]:
     """Name the m cells with the largest MD over all criteria, privately (domain cells only).
 
-    Report-noisy-top-k (OpenDP ``make_noisy_top_k``, non-monotonic scores) over the MD vector of
-    every declared cell of every criterion. Replacing one tuple moves each MD by at most 3/n (L∞),
-    and OpenDP's privacy map for top-m selection is ε = 2·m·Δ∞/scale, so ``scale = 2·m·(3/n)/ε``.
-    Only the cells' names are released, in noisy rank order — not their MD or counts.
-    ``seed`` replaces the sampler by seeded Gumbel noise for tests: not private.
+    Says what to release — the MD vector of every declared cell of every criterion, whose entries
+    move by at most 3/n (L∞) when one tuple is replaced — and lets :func:`dpaudit.privacy.noisy_top_k`
+    select (report-noisy-top-k, ``scale = 2·m·(3/n)/ε``). Only the cells' names are released, in noisy
+    rank order — not their MD or counts. ``seed``: the seeded test path, not private.
     """
+    from dpaudit.privacy import noisy_top_k
+
     scores = np.concatenate([marginal_differences(t.counts).ravel() for t in tables])
     owners = np.concatenate([np.full(t.counts.size, i) for i, t in enumerate(tables)])
-    n = tables[0].n
-    m = int(min(m, scores.size))
-    sensitivity = MD_LINF_SENSITIVITY / n
-    scale = 2.0 * m * sensitivity / epsilon
-    if seed is None:
-        import opendp.prelude as dp
-
-        dp.enable_features("contrib")
-        meas = dp.m.make_noisy_top_k(
-            dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-            dp.linf_distance(T=float, monotonic=False),
-            dp.max_divergence(),
-            k=m,
-            scale=scale,
-        )
-        if meas.map(sensitivity) > epsilon * (1 + 1e-9):  # pragma: no cover - OpenDP invariant
-            raise RuntimeError("OpenDP's privacy map for top-k exceeds the requested epsilon")
-        chosen = [int(i) for i in meas(scores.tolist())]
-        mechanism = "report-noisy-top-k (OpenDP make_noisy_top_k)"
-    else:
-        noisy = scores + np.random.default_rng(seed).gumbel(0.0, scale, size=scores.size)
-        chosen = [int(i) for i in np.argsort(-noisy, kind="stable")[:m]]
-        mechanism = "noisy top-k (seeded numpy Gumbel, NOT private)"
+    release = noisy_top_k(scores, int(min(m, scores.size)), sensitivity_linf=MD_LINF_SENSITIVITY / tables[0].n,
+                          epsilon=epsilon, seed=seed)
+    chosen = release.indices
     starts = np.cumsum([0] + [t.counts.size for t in tables])
     named = []
     for rank, i in enumerate(chosen, 1):
@@ -221,10 +202,10 @@ def private_top_cells(tables: list[Any], m: int, *, epsilon: float, seed: int | 
     return {
         "top_cells": named,
         "top_cells_release": {
-            "epsilon": epsilon,
-            "mechanism": mechanism,
-            "sensitivity_linf": sensitivity,
-            "scale": scale,
-            "dp": seed is None,
+            "epsilon": release.epsilon,
+            "mechanism": release.mechanism,
+            "sensitivity_linf": release.sensitivity_linf,
+            "scale": release.scale,
+            "dp": release.dp,
         },
     }

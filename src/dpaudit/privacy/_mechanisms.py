@@ -1,0 +1,161 @@
+"""The mechanisms: OpenDP's Laplace and report-noisy-top-k, and the one seeded test path."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpaudit._errors import DPAuditError
+from dpaudit._validation import positive, whole_number
+from dpaudit.privacy._budget import TOLERANCE
+from dpaudit.privacy._release import Release
+
+__all__ = ["INTERVAL_Z", "laplace_release", "noisy_top_k", "SelectionRelease"]
+
+#: Half-width of the 95% noise interval in units of the Laplace scale: ln 20, because
+#: ``P(|Lap(b)| > t) = exp(−t/b)``.
+INTERVAL_Z = math.log(20.0)
+_SEEDED = "seeded noise is reproducible and can be subtracted: not differentially private"
+
+
+def _opendp() -> Any:
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp
+
+
+def _check_map(measurement: Any, sensitivity: float, epsilon: float) -> None:
+    if measurement.map(sensitivity) > epsilon * (1 + TOLERANCE):  # pragma: no cover - OpenDP invariant
+        raise DPAuditError("OpenDP's privacy map exceeds the requested epsilon; refusing to release")
+
+
+def _test_rng(seed: int) -> np.random.Generator:
+    """The seeded test path's generator (both mechanisms): reproducible, **not** private."""
+    return np.random.default_rng(seed)
+
+
+def laplace_release(
+    value: float,
+    *,
+    sensitivity: float,
+    epsilon: float,
+    seed: int | None = None,
+    reasons: tuple[str, ...] = (),
+) -> Release:
+    """Release ``value`` with Laplace noise of scale ``sensitivity / epsilon``.
+
+    Parameters
+    ----------
+    value : float
+        Exact value (never returned).
+    sensitivity : float
+        Replace-one sensitivity of ``value``.
+    epsilon : float
+        Privacy loss of this release; debit it from a :class:`Budget` first.
+    seed : int, optional
+        Reproducible noise for tests. **Voids the DP guarantee**: the release says ``dp=False``.
+    reasons : tuple of str
+        Extra reasons the release is not DP (e.g. a data-derived schema).
+
+    Examples
+    --------
+    >>> r = laplace_release(0.3, sensitivity=0.01, epsilon=1.0, seed=0)
+    >>> r.scale, r.dp
+    (0.01, False)
+    """
+    epsilon = positive("epsilon", epsilon)
+    sensitivity = positive("sensitivity", sensitivity)
+    scale = sensitivity / epsilon
+    if seed is None:
+        dp = _opendp()
+        meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=scale)
+        _check_map(meas, sensitivity, epsilon)
+        noisy = float(meas(float(value)))
+        mechanism = "Laplace (OpenDP make_laplace)"
+    else:
+        noisy = float(value + _test_rng(seed).laplace(0.0, scale))
+        mechanism = "Laplace (seeded numpy, NOT private)"
+        reasons = reasons + (_SEEDED,)
+    half = scale * INTERVAL_Z
+    return Release(
+        value=noisy,
+        epsilon=epsilon,
+        sensitivity=sensitivity,
+        scale=scale,
+        interval=(noisy - half, noisy + half),
+        dp=not reasons,
+        mechanism=mechanism,
+        reasons=tuple(reasons),
+    )
+
+
+
+@dataclass(frozen=True)
+class SelectionRelease:
+    """Indices chosen by a private selection, and how they were chosen.
+
+    Attributes
+    ----------
+    indices : tuple of int
+        Positions in the score vector, in noisy rank order (best first).
+    epsilon, sensitivity_linf, scale : float
+    mechanism : str
+    dp : bool
+        False on the seeded test path.
+    """
+
+    indices: tuple[int, ...]
+    epsilon: float
+    sensitivity_linf: float
+    scale: float
+    mechanism: str
+    dp: bool
+
+
+def noisy_top_k(scores: Any, k: int, *, sensitivity_linf: float, epsilon: float,
+                seed: int | None = None) -> SelectionRelease:
+    """Report-noisy-top-k: the indices of the k largest scores, ε-DP (OpenDP ``make_noisy_top_k``).
+
+    For scores whose every entry moves by at most Δ∞ between neighbouring databases (non-monotonic:
+    entries may move in either direction), OpenDP's privacy map of top-k selection with Gumbel noise
+    of scale s is ε = 2·k·Δ∞/s, so ``scale = 2·k·Δ∞/ε``. Only the indices are released.
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+    k : int
+        How many to select (at most n).
+    sensitivity_linf : float
+        Δ∞ of the score vector.
+    epsilon : float
+    seed : int, optional
+        The seeded test path: Gumbel noise from numpy. **Not private** (``dp=False``).
+
+    Examples
+    --------
+    >>> r = noisy_top_k([0.0, 5.0, 1.0], 1, sensitivity_linf=0.01, epsilon=1.0, seed=0)
+    >>> r.indices, r.dp
+    ((1,), False)
+    """
+    values = np.asarray(scores, dtype=np.float64).ravel()
+    k = whole_number("k", k, minimum=0, maximum=values.size)
+    sensitivity_linf = positive("sensitivity_linf", sensitivity_linf)
+    epsilon = positive("epsilon", epsilon)
+    scale = 2.0 * max(k, 1) * sensitivity_linf / epsilon
+    if seed is None:
+        dp = _opendp()
+        meas = dp.m.make_noisy_top_k(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                                     dp.linf_distance(T=float, monotonic=False), dp.max_divergence(),
+                                     k=k, scale=scale)
+        _check_map(meas, sensitivity_linf, epsilon)
+        chosen = tuple(int(i) for i in meas(values.tolist()))
+        mechanism = "report-noisy-top-k (OpenDP make_noisy_top_k)"
+    else:
+        noisy = values + _test_rng(seed).gumbel(0.0, scale, size=values.size)
+        chosen = tuple(int(i) for i in np.argsort(-noisy, kind="stable")[:k])
+        mechanism = "noisy top-k (seeded numpy Gumbel, NOT private)"
+    return SelectionRelease(chosen, epsilon, sensitivity_linf, scale, mechanism, seed is None)
