@@ -134,3 +134,74 @@ def test_file_input_matches_frame(frame, schema, tmp_path):
     assert audit(str(path), CRITERIA, schema=schema)["tvd"].value == pytest.approx(
         audit(frame, CRITERIA, schema=schema)["tvd"].value
     )
+
+
+# -- typed measures, validation before counting, round-trip of the result -----------------------------
+
+
+@pytest.fixture
+def counting_spy(monkeypatch):
+    """Replace the counting step by a spy: a test that must fail before any row is read checks it."""
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        raise AssertionError("the data were counted before the bad option was refused")
+
+    import sys
+
+    monkeypatch.setattr(sys.modules["dpaudit.audit"], "count_tables", spy)  # the module, not the function
+    monkeypatch.setattr("dpaudit.schema.Schema.infer", classmethod(lambda cls, *a, **k: spy(*a)))
+    return calls
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"measures": ["tc"], "k": 0}, "k must be a whole number ≥ 1"),
+    ({"measures": ["tc"], "cells": "bogus"}, "cells must be one of domain, observed"),
+    ({"measures": ["tc"], "name_cells": -1}, "name_cells must be a whole number ≥ 0"),
+    ({"measures": ["tc"], "cells": "observed", "name_cells": 2, "epsilon": 1.0}, "naming top cells privately"),
+    ({"measures": ["repair"], "semantics": "foo"}, "semantics must be one of ci, bag, set"),
+    ({"measures": ["repair"], "time_limit": -1}, "time_limit must be a finite number > 0"),
+    ({"measures": ["tvd"], "k": 3}, "option k configures tc, which is not among the measures"),
+    ({"measures": ["tvd", "nope"]}, "unknown measure 'nope'"),
+    ({"measures": []}, "no measures requested"),
+    ({"measures": ["tc", "tc"]}, "requested twice"),
+    ({"epsilon": -1.0}, "epsilon must be a positive finite number"),
+    ({"epsilon": 1.0, "split": {"tvd": 2.0}}, "must sum to 1"),
+    ({"split": {"tvd": 1.0}}, "split shares ε between measures: it needs epsilon"),
+    ({"epsilon": 1.0, "budget": Budget(0.5)}, "asks for epsilon=1"),
+    ({"seed": -3, "epsilon": 1.0}, "seed must be a whole number ≥ 0"),
+    ({"schema": 42}, "schema must be a Schema, 'infer' or None"),
+])
+def test_every_option_is_refused_before_any_row_is_read(frame, schema, counting_spy, kwargs, message):
+    options = {"schema": schema, **kwargs}
+    with pytest.raises(DPAuditError, match=message):
+        audit(frame, CRITERIA, **options)
+    assert counting_spy == []
+
+
+def test_bad_criteria_are_refused_before_any_row_is_read(frame, schema, counting_spy):
+    with pytest.raises(DPAuditError, match="has no outcome attribute"):
+        audit(frame, "sex ⊥ ", schema=schema)
+    assert counting_spy == []
+
+
+def test_measure_objects_and_names_agree(frame, schema):
+    from dpaudit.measures import Repair, TopContribution
+
+    by_name = audit(frame, CRITERIA, schema=schema, measures=("tc", "repair"), k=3, semantics="bag")
+    by_object = audit(frame, CRITERIA, schema=schema, measures=[TopContribution(k=3), Repair(semantics="bag")])
+    assert by_name.to_dict() == by_object.to_dict()
+    assert by_object["tc"].options == {"k": 3, "cells": "domain", "name_cells": None}
+
+
+@pytest.mark.parametrize("epsilon", [None, 2.0])
+def test_result_round_trips_through_json(frame, schema, epsilon):
+    from dpaudit.results import AuditResult
+
+    res = audit(frame, CRITERIA, schema=schema, measures=("tvd", "tc", "repair"), epsilon=epsilon, seed=1,
+                name_cells=3)
+    doc = json.loads(res.to_json())
+    back = AuditResult.from_dict(doc)
+    assert back.to_dict() == doc and str(back) == str(res)
+    assert back["tc"].details == res["tc"].details and back["repair"].details == res["repair"].details

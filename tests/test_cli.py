@@ -161,7 +161,7 @@ def test_tc_table_mode_lists_cells(csv_file):
     (["--split", "tvd"], "--split takes MEASURE=FRACTION"),
     (["--split", "tvd=0.3", "--split", "tc=0.3"], "must sum to 1"),
     (["--cells", "observed", "--name-cells", "2"], "naming top cells privately needs cells='domain'"),
-    (["--k", "0"], "k must be a positive whole number"),
+    (["--k", "0"], "k must be a whole number ≥ 1"),
 ])
 def test_tc_bad_options(csv_file, args, message):
     path, schema = csv_file
@@ -253,4 +253,4 @@ def test_time_limit_option_reaches_the_repair(csv_file):
              "--exact", "--schema", schema, "--json")
     assert json.loads(ok.stdout)["measures"]["repair"]["options"]["time_limit"] == 2.5
     bad = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--time-limit", "0", "--exact", "--schema", schema)
-    assert bad.exit_code == 2 and "time_limit must be a positive number" in bad.stderr
+    assert bad.exit_code == 2 and "time_limit must be a finite number > 0" in bad.stderr

@@ -153,8 +153,8 @@ def test_observed_mode_cannot_name_cells_privately(frame_and_schema):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"k": 0}, "k must be a positive whole number"),
-    ({"k": 2.5}, "k must be a positive whole number"),
+    ({"k": 0}, "k must be a whole number ≥ 1"),
+    ({"k": 2.5}, "k must be a whole number ≥ 1"),
     ({"cells": "all"}, "cells must be one of domain, observed"),
     ({"name_cells": -1, "epsilon": 1.0}, "name_cells must be a whole number"),
 ])
@@ -169,8 +169,8 @@ def test_seeded_private_naming_is_reproducible(frame_and_schema):
     tabs = count_tables(df, parse_criteria(["sex ⊥ income | age", "age ⊥ income"]), schema)
     a = private_top_cells(tabs, 3, epsilon=0.5, seed=4)
     b = private_top_cells(tabs, 3, epsilon=0.5, seed=4)
-    assert a == b and not a["top_cells_release"]["dp"]
-    assert len(private_top_cells(tabs, 100, epsilon=0.5)["top_cells"]) == 8 + 4  # all cells, capped
+    assert a == b and not a.release.dp
+    assert len(private_top_cells(tabs, 100, epsilon=0.5).top_cells) == 8 + 4  # all cells, capped
 
 
 def test_sensitivity_formula():

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from dpaudit import Categorical, DPAuditError, Schema, audit
+from dpaudit.measures import _center as center_module
 from dpaudit.measures import repair as repair_module
 from dpaudit.measures.repair import repair_block, two_row_ci, u_r
 
@@ -102,17 +103,17 @@ def test_bag_subset_and_grid_enumerations_agree():
         if len(rows) < 2:
             continue
         grids = [np.unique(np.append(rows[:, o], 0.0)) for o in range(rows.shape[1])]
-        grid_value, grid_t = repair_module._grid_search(rows, grids)
-        subset_value, subset_t = repair_module._subset_search(rows)
+        grid_value, grid_t = center_module._grid_search(rows, grids)
+        subset_value, subset_t = center_module._subset_search(rows)
         assert grid_value == subset_value
-        assert repair_module._cost_of(rows, subset_t)[0] == subset_value
+        assert center_module._cost_of(rows, subset_t)[0] == subset_value
 
 
 def test_cpsat_fallback_matches_enumeration(monkeypatch):
     rng = np.random.default_rng(4)
     tables = [rng.integers(0, 9, size=(7, 3)) for _ in range(5)]
     exact = [repair_block(t, "bag").lower for t in tables]
-    monkeypatch.setattr(repair_module, "ENUMERATION_LIMIT", 1)
+    monkeypatch.setattr(center_module, "ENUMERATION_LIMIT", 1)
     for t, value in zip(tables, exact):
         res = repair_block(t, "bag", time_limit=20)
         assert res.method.startswith("CP-SAT") and res.exact and res.lower == value
@@ -164,7 +165,7 @@ def test_audit_dp_release_and_caveat_on_timeouts(monkeypatch):
     df, schema = _frame()
     res = audit(df, "g ⊥ y", measures=("repair",), schema=schema, epsilon=1.0, semantics="bag")
     assert res.dp and res["repair"].release.scale == 2.0 and "per_block" not in res.to_dict()["measures"]["repair"]
-    monkeypatch.setattr(repair_module, "ENUMERATION_LIMIT", 1)
+    monkeypatch.setattr(center_module, "ENUMERATION_LIMIT", 1)
     monkeypatch.setattr("dpaudit.measures._center_cpsat.solve_center",
                         lambda rows, binary, time_limit: (0.0, float(rows.sum()), np.zeros(rows.shape[1])))
     res = audit(df, "g ⊥ y", measures=("repair",), schema=schema, epsilon=1.0, semantics="bag")
@@ -174,7 +175,7 @@ def test_audit_dp_release_and_caveat_on_timeouts(monkeypatch):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"semantics": "nope"}, "semantics must be one of ci, bag, set"),
-    ({"time_limit": 0}, "time_limit must be a positive number"),
+    ({"time_limit": 0}, "time_limit must be a finite number > 0"),
 ])
 def test_bad_repair_options(kwargs, message):
     df, schema = _frame()

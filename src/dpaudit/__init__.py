@@ -16,11 +16,12 @@ from dpaudit._errors import (
     SchemaError,
 )
 from dpaudit import datasets
-from dpaudit.audit import AuditResult, MeasureResult, audit, repair_wcnf, split_budget
+from dpaudit.audit import audit, repair_wcnf, split_budget
 from dpaudit.counts import CountTable, count_tables
 from dpaudit.criteria import Criterion, parse_criteria
-from dpaudit.measures import MEASURES, Measure, mutual_information, u_mi_tvd
+from dpaudit.measures import MEASURES, TVD, Measure, Repair, TopContribution, mutual_information, u_mi_tvd
 from dpaudit.privacy import Budget, Release, exact_release, laplace_release
+from dpaudit.results import AuditResult, MeasureResult
 from dpaudit.schema import Binned, Categorical, Schema
 
 __version__ = "0.1.0"
@@ -41,8 +42,11 @@ __all__ = [
     "Measure",
     "MeasureResult",
     "Release",
+    "Repair",
     "Schema",
     "SchemaError",
+    "TVD",
+    "TopContribution",
     "audit",
     "count_tables",
     "datasets",

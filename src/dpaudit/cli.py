@@ -16,6 +16,7 @@ from typing import Any, Optional
 import typer
 
 from dpaudit._errors import DPAuditError
+from dpaudit.measures import Repair, TopContribution
 
 app = typer.Typer(
     add_completion=False,
@@ -77,79 +78,6 @@ def _criteria_with_preset(data: str, criteria: list[str], preset: Optional[str])
     return criteria
 
 
-def _print_table(result: Any) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    from dpaudit.audit import describe_cell
-
-    console = Console()
-    mode = "exact values: curator-only, NOT differentially private" if result.exact else f"ε = {result.epsilon:g}"
-    console.print(f"[bold]dpaudit fairness[/bold] · n = {result.n:,} · {mode}")
-    table = Table(show_header=True, header_style="bold")
-    if result.exact:  # curator view: per-criterion values beside the non-private baseline
-        for col in ("measure / criterion", "value", "MI (bits)", "sensitivity"):
-            table.add_column(col, justify="left" if col.startswith("measure") else "right")
-        for m in result.measures.values():
-            table.add_row(f"[bold]{m.title}[/bold] (sum)", f"{m.value:.6g}", "", f"{m.release.sensitivity:.3g}")
-            baseline = m.extras.get("baseline")
-            for i, crit in enumerate(result.criteria):
-                mi = f"{baseline[i]['mi_bits']:.6g}" if baseline else ""
-                table.add_row(f"  {crit}", f"{m.per_criterion[i]:.6g}", mi, "")
-    else:
-        for col in ("measure", "value", "95% interval", "ε", "sensitivity", "DP"):
-            table.add_column(col, justify="left" if col == "measure" else "right")
-        for m in result.measures.values():
-            r = m.release
-            table.add_row(
-                f"[bold]{m.title}[/bold]",
-                f"{r.value:.6g}",
-                f"[{r.interval[0]:.4g}, {r.interval[1]:.4g}]",
-                f"{r.epsilon:g}",
-                f"{r.sensitivity:.3g}",
-                "yes" if r.dp else "no",
-            )
-    console.print(table)
-    if not result.exact:
-        console.print("sum over: " + "; ".join(str(c) for c in result.criteria))
-    for m in result.measures.values():
-        blocks = m.extras.get("per_block")
-        if blocks:
-            _print_repair(console, m, blocks)
-        cells = m.extras.get("top_cells")
-        if cells:
-            how = "exact" if result.exact else "named privately, noisy rank order"
-            console.print(f"[bold]{m.title} top cells[/bold] ({how}):")
-            for i, cell in enumerate(cells, 1):
-                console.print(f"  {i:>2}. {cell['criterion']}: {describe_cell(cell)}")
-    reasons = sorted({reason for m in result.measures.values() for reason in m.release.reasons})
-    for reason in reasons:
-        console.print(f"[yellow]not DP:[/yellow] {reason}")
-    for i, stage in enumerate(result.stages, 1):
-        console.print(f"[dim]{i}. {stage}[/dim]")
-
-
-def _print_repair(console: Any, m: Any, blocks: list[dict[str, Any]]) -> None:
-    """What the repair changes: the largest blocks, with their cell changes or kept groups."""
-    exact = "exact" if m.extras["exact"] else f"bounds [{m.value:,.6g}, {m.extras['upper']:,.6g}]"
-    console.print(f"[bold]{m.title} ({m.extras['semantics']}) repair[/bold] — {exact}; largest blocks:")
-    for block in sorted(blocks, key=lambda b: -b["upper"])[:5]:
-        where = ", ".join(f"{k}={v}" for k, v in block["admissible"].items())
-        bound = "" if block["exact"] else f" (≤ {block['upper']:,.6g})"
-        console.print(f"  {block['criterion']}{' | ' + where if where else ''}: {block['value']:,.6g}{bound}")
-        for change in block.get("changes", [])[:4]:
-            cell = ", ".join(f"{k}={v}" for side in ("protected", "outcome") for k, v in change[side].items())
-            verb = "add" if change["change"] > 0 else "remove"
-            console.print(f"      {verb} {abs(change['change']):,.1f} rows ({cell}): {change['count']:,} → {change['repaired']:,.1f}")
-        if "deleted" in block and block["deleted"]:
-            console.print("      delete groups: " + "; ".join(", ".join(f"{k}={v}" for k, v in g.items()) for g in block["deleted"]))
-        if "target" in block and block["kept"]:
-            aligned = "; ".join(
-                ", ".join(f"{k}={v}" for k, v in t.items() if k != "count") + f": {t['count']:,.0f}" for t in block["target"]
-            )
-            console.print(f"      kept groups get the same outcome counts: {aligned}")
-
-
 def _parse_split(items: list[str]) -> Optional[dict[str, float]]:
     if not items:
         return None
@@ -181,13 +109,17 @@ def fairness(
     schema: Optional[Path] = typer.Option(None, "--schema", help="JSON file declaring the domains."),
     infer_schema: bool = typer.Option(False, "--infer-schema", help="Read domains off the data (not DP)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Reproducible noise for tests; voids the DP guarantee."),
-    k: int = typer.Option(500, "--k", help="U_TC: number of largest cell contributions summed per criterion."),
-    cells: str = typer.Option("domain", "--cells", help="U_TC: rank 'domain' cells (all declared) or 'observed' ones."),
+    k: Optional[int] = typer.Option(None, "--k", help=f"U_TC: number of largest cell contributions summed per "
+                                    f"criterion (default {TopContribution.k})."),
+    cells: Optional[str] = typer.Option(None, "--cells", help="U_TC: rank 'domain' cells (all declared) or "
+                                        f"'observed' ones (default {TopContribution.cells})."),
     name_cells: Optional[int] = typer.Option(
         None, "--name-cells", help="U_TC: top cells to name (default 10; with --epsilon, named privately)."
     ),
-    semantics: str = typer.Option("ci", "--semantics", help="U_R: repair semantics ci, bag or set."),
-    time_limit: float = typer.Option(10.0, "--time-limit", help="U_R: solver seconds per block (bag/set)."),
+    semantics: Optional[str] = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
+                                            f"(default {Repair.semantics})."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="U_R: solver seconds per block, bag/set "
+                                               f"(default {Repair.time_limit:g})."),
     split: list[str] = typer.Option([], "--split", help="Budget share MEASURE=FRACTION; repeatable (default equal)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
@@ -203,9 +135,11 @@ def fairness(
                    split=shares, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
                    time_limit=time_limit)
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        _write_json(result.to_dict(), None)
     else:
-        _print_table(result)
+        from dpaudit.report.rich import print_audit
+
+        print_audit(result)
 
 
 @app.command("repair-wcnf")

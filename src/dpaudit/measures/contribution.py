@@ -22,13 +22,20 @@ which is the spec's +0.5 for n ≥ 4. The paper states 3k and 7k: valid, but for
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
+from dpaudit._errors import DPAuditError
+from dpaudit._validation import one_of, whole_number
+from dpaudit.measures._base import Measure
 from dpaudit.measures._tables import as_blocks, signed_deviation
+from dpaudit.results import NamedCell, PrivateTopCellsDetails, SelectionInfo, TopCell, TopCellsDetails
 
 __all__ = [
+    "TopContribution",
     "marginal_differences",
     "top_k_sum",
     "u_tc",
@@ -141,18 +148,12 @@ def top_cells(counts: np.ndarray, m: int, *, cells: CellMode = "domain") -> list
     return out
 
 
-def _check_k(k: int) -> None:
-    from dpaudit._errors import DPAuditError
-
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise DPAuditError(f"k must be a positive whole number of cells, got {k!r}")
+def _check_k(k: Any) -> int:
+    return whole_number("k", k, minimum=1)
 
 
-def _check_cells(cells: str) -> None:
-    from dpaudit._errors import DPAuditError
-
-    if cells not in CELL_MODES:
-        raise DPAuditError(f"cells must be one of {', '.join(CELL_MODES)}, got {cells!r}")
+def _check_cells(cells: Any) -> str:
+    return str(one_of("cells", cells, CELL_MODES))
 
 
 #: L∞ replace-one sensitivity of the MD vector, times n: no cell's MD moves by more than 3/n
@@ -160,25 +161,25 @@ def _check_cells(cells: str) -> None:
 MD_LINF_SENSITIVITY = 3.0
 
 
-def _describe(table: Any, index: tuple[int, int, int]) -> dict[str, Any]:
+def _labels(table: Any, index: tuple[int, int, int]) -> dict[str, Any]:
     return {"criterion": str(table.criterion), **table.cell_labels(*index)}
 
 
-def top_cells_of_tables(tables: list[Any], m: int, *, cells: CellMode = "domain") -> list[dict[str, Any]]:
+def top_cells_of_tables(tables: Sequence[Any], m: int, *, cells: CellMode = "domain") -> tuple[TopCell, ...]:
     """The m cells with the largest MD over all criteria (exact, curator-only), with labels.
 
-    Each entry names the criterion and the values of its protected, outcome and admissible columns,
-    and gives ``md``, ``count``, ``expected`` and ``sign`` (see :func:`top_cells`).
+    Each names the criterion and the values of its protected, outcome and admissible columns, and
+    gives ``md``, ``count``, ``expected`` and ``sign`` (see :func:`top_cells`).
     """
     merged = []
     for t in tables:
         for cell in top_cells(t.counts, m, cells=cells):
-            merged.append({**_describe(t, cell["index"]), **{k: v for k, v in cell.items() if k != "index"}})
-    merged.sort(key=lambda c: -c["md"])  # stable: ties keep criterion order
-    return merged[:m]
+            merged.append(TopCell(**_labels(t, cell["index"]), **{k: v for k, v in cell.items() if k != "index"}))
+    merged.sort(key=lambda c: -c.md)  # stable: ties keep criterion order
+    return tuple(merged[:m])
 
 
-def private_top_cells(tables: list[Any], m: int, *, epsilon: float, seed: int | None = None) -> dict[str, Any]:
+def private_top_cells(tables: Sequence[Any], m: int, *, epsilon: float, seed: int | None = None) -> PrivateTopCellsDetails:
     """Name the m cells with the largest MD over all criteria, privately (domain cells only).
 
     Says what to release — the MD vector of every declared cell of every criterion, whose entries
@@ -192,20 +193,83 @@ def private_top_cells(tables: list[Any], m: int, *, epsilon: float, seed: int | 
     owners = np.concatenate([np.full(t.counts.size, i) for i, t in enumerate(tables)])
     release = noisy_top_k(scores, int(min(m, scores.size)), sensitivity_linf=MD_LINF_SENSITIVITY / tables[0].n,
                           epsilon=epsilon, seed=seed)
-    chosen = release.indices
     starts = np.cumsum([0] + [t.counts.size for t in tables])
     named = []
-    for rank, i in enumerate(chosen, 1):
+    for rank, i in enumerate(release.indices, 1):
         t = tables[int(owners[i])]
         index = tuple(int(v) for v in np.unravel_index(i - starts[int(owners[i])], t.counts.shape))
-        named.append({"rank": rank, **_describe(t, index)})
-    return {
-        "top_cells": named,
-        "top_cells_release": {
-            "epsilon": release.epsilon,
-            "mechanism": release.mechanism,
-            "sensitivity_linf": release.sensitivity_linf,
-            "scale": release.scale,
-            "dp": release.dp,
-        },
-    }
+        named.append(NamedCell(**_labels(t, index), rank=rank))  # type: ignore[arg-type]
+    info = SelectionInfo(release.epsilon, release.mechanism, release.sensitivity_linf, release.scale, release.dp)
+    return PrivateTopCellsDetails(tuple(named), info)
+
+
+@dataclass(frozen=True)
+class TopContribution(Measure):
+    """U_TC as a registered measure, with its options.
+
+    Parameters
+    ----------
+    k : int, default 500
+        How many of the largest cell contributions are summed per criterion.
+    cells : {"domain", "observed"}, default "domain"
+        Rank every declared cell, or only cells with rows (the paper's reference code).
+    name_cells : int, optional
+        How many top cells to name. Exact mode lists them with counts (default 10). DP mode names
+        them with report-noisy-top-k on half of U_TC's ε (default 10 in domain mode; 0 turns it off;
+        observed mode cannot name cells privately).
+
+    Examples
+    --------
+    >>> TopContribution(k=4).value(np.array([[75, 25], [25, 75]]))
+    0.5
+    >>> TopContribution(k=0)
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.DPAuditError: k must be a whole number ≥ 1, got 0
+    """
+
+    k: int = 500
+    cells: CellMode = "domain"
+    name_cells: int | None = None
+
+    name = "tc"
+    title = "U_TC"
+    reference = "Vologdin, Tao, Gilad, PVLDB 19(9), Alg. 3; spec §2.2"
+    sensitivity_formula = "Σ_F min(3k, 6 [8 with A])/n (+2·max(¼, 1/n) each if observed)"
+    upper = 2.0
+    zero_iff_independent = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", _check_k(self.k))
+        object.__setattr__(self, "cells", _check_cells(self.cells))
+        if self.name_cells is not None:
+            object.__setattr__(self, "name_cells", whole_number("name_cells", self.name_cells, minimum=0))
+
+    def value(self, counts: np.ndarray) -> float:
+        return u_tc(counts, k=self.k, cells=self.cells)
+
+    def criterion_sensitivity(self, conditional: bool, n: int) -> float:
+        return tc_sensitivity(n=n, k=self.k, conditional=conditional, cells=self.cells)
+
+    def details(self, tables: Sequence[Any]) -> TopCellsDetails:
+        m = 10 if self.name_cells is None else self.name_cells
+        return TopCellsDetails(top_cells_of_tables(tables, m, cells=self.cells))
+
+    @property
+    def private_names(self) -> int:
+        """How many top cells a DP release names: 10 by default in domain mode, never in observed mode."""
+        if self.name_cells is None:
+            return 10 if self.cells == "domain" else 0
+        if self.name_cells and self.cells != "domain":
+            raise DPAuditError(
+                "naming top cells privately needs cells='domain': in observed mode the candidate cells "
+                "depend on the data; pass name_cells=0 or cells='domain'"
+            )
+        return self.name_cells
+
+    @property
+    def explain_share(self) -> float:
+        return 0.5 if self.private_names else 0.0
+
+    def private_details(self, tables: Sequence[Any], epsilon: float, seed: int | None) -> PrivateTopCellsDetails:
+        return private_top_cells(tables, self.private_names, epsilon=epsilon, seed=seed)

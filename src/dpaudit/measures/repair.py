@@ -41,295 +41,34 @@ Replace-one sensitivity: 2 per criterion for every semantics (docs/privacy.md, "
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["SEMANTICS", "BlockRepair", "repair_block", "repair_blocks", "u_r", "two_row_ci"]
+from dpaudit._validation import number, one_of
+from dpaudit.measures._base import Assessment, Measure
+from dpaudit.measures._block import BlockRepair
+from dpaudit.measures._center import ENUMERATION_LIMIT, center_block
+from dpaudit.measures._ci import ci_block, two_row_ci
+from dpaudit.results import BlockRepairDetail, CellChange, RepairDetails
+
+__all__ = ["Repair", "SEMANTICS", "BlockRepair", "repair_block", "repair_blocks", "u_r", "two_row_ci",
+           "ENUMERATION_LIMIT"]
 
 SEMANTICS = ("ci", "bag", "set")
 Semantics = Literal["ci", "bag", "set"]
 
-#: Largest number of candidates (t grid points or subsets) enumerated exactly.
-ENUMERATION_LIMIT = 1 << 22
-_CHUNK_ELEMENTS = 1 << 22  # elements per vectorised chunk (bounded memory)
-_REL_TOL = 1e-9
+
+def _check_semantics(semantics: Any) -> str:
+    return str(one_of("semantics", semantics, SEMANTICS))
 
 
-@dataclass(frozen=True)
-class BlockRepair:
-    """The repair of one block.
-
-    Attributes
-    ----------
-    lower, upper : float
-        Certified bounds on the minimum number of tuples to delete or insert.
-    exact : bool
-        True when ``lower == upper`` (the minimum is known).
-    method : str
-        How it was solved.
-    repaired : ndarray or None
-        ``ci``: a repaired (independent) table whose distance to the block is ``upper``.
-    kept : ndarray of bool or None
-        ``bag``/``set``: the protected values kept (the others are deleted).
-    target : ndarray or None
-        ``bag``/``set``: the outcome count vector (``set``: support) every kept value is given.
-    """
-
-    lower: float
-    upper: float
-    exact: bool
-    method: str
-    repaired: np.ndarray | None = None
-    kept: np.ndarray | None = None
-    target: np.ndarray | None = None
+def _check_time_limit(time_limit: Any) -> float:
+    return number("time_limit", time_limit, low=0.0, low_open=True)
 
 
-def _check_semantics(semantics: str) -> None:
-    from dpaudit._errors import DPAuditError
-
-    if semantics not in SEMANTICS:
-        raise DPAuditError(f"semantics must be one of {', '.join(SEMANTICS)}, got {semantics!r}")
-
-
-def check_options(semantics: str, time_limit: float) -> None:
-    """DPAuditError for an unknown semantics or a time limit that is not a positive number."""
-    from dpaudit._errors import DPAuditError
-
-    _check_semantics(semantics)
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
-        raise DPAuditError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
-
-
-# ---------------------------------------------------------------------------------------------------
-# weighted medians, vectorised over rows
-def _weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Row-wise minimiser of Σ_j w_j |x_j − m| (the lower weighted median); 0 where Σw = 0."""
-    order = np.argsort(values, axis=1, kind="stable")
-    xs = np.take_along_axis(values, order, axis=1)
-    cw = np.cumsum(np.take_along_axis(weights, order, axis=1), axis=1)
-    total = cw[:, -1:]
-    idx = np.argmax(cw >= total / 2.0, axis=1)
-    med = xs[np.arange(len(xs)), idx]
-    return np.where(total[:, 0] > 0, med, 0.0)
-
-
-def _scaled_l1(n1: np.ndarray, n2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """min over ρ ∈ [0, 1] of Σ_j |n2 − ρ·n1| per row, and the minimising ρ."""
-    safe = np.where(n1 > 0, n1, 1.0)
-    rho = np.clip(_weighted_median(np.where(n1 > 0, n2 / safe, 0.0), n1), 0.0, 1.0)
-    return np.abs(n2 - rho[:, None] * n1).sum(axis=1), rho
-
-
-def two_row_ci(n1: np.ndarray, n2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Exact ci repair of 2-row tables, vectorised: costs and the two repaired rows.
-
-    Parameters
-    ----------
-    n1, n2 : ndarray, shape (N, k)
-        The two rows of N tables.
-
-    Returns
-    -------
-    cost : ndarray (N,)
-    r1, r2 : ndarray (N, k)
-        Repaired rows (a non-negative rank-1 pair) with ``Σ|n1−r1| + Σ|n2−r2| = cost``.
-
-    Examples
-    --------
-    Adult, sex ⊥ income (rows Female, Male; columns <=50K, >50K): add ≈4,524 high-income women.
-
-    >>> cost, r1, r2 = two_row_ci(np.array([[14423, 1769]]), np.array([[22732, 9918]]))
-    >>> round(float(cost[0]), 1), np.round(r1[0], 1).tolist()
-    (4523.8, [14423.0, 6292.8])
-    """
-    n1 = np.atleast_2d(np.asarray(n1, dtype=np.float64))
-    n2 = np.atleast_2d(np.asarray(n2, dtype=np.float64))
-    cost_a, rho = _scaled_l1(n1, n2)  # ρ = u2/u1 ≤ 1: row 1 kept, row 2 → ρ·n1
-    cost_b, sigma = _scaled_l1(n2, n1)  # σ = u1/u2 ≤ 1: row 2 kept, row 1 → σ·n2
-    use_a = cost_a <= cost_b
-    r1 = np.where(use_a[:, None], n1, sigma[:, None] * n2)
-    r2 = np.where(use_a[:, None], rho[:, None] * n1, n2)
-    return np.minimum(cost_a, cost_b), r1, r2
-
-
-# ---------------------------------------------------------------------------------------------------
-# ci on general blocks
-def _fit_side(table: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """Best non-negative u for fixed v: u_i = weighted median of c_ij / v_j with weights v_j."""
-    safe = np.where(other > 0, other, 1.0)
-    ratios = np.where(other[None, :] > 0, table / safe[None, :], 0.0)
-    return _weighted_median(ratios, np.broadcast_to(other, table.shape).copy())
-
-
-def _descent(table: np.ndarray, v: np.ndarray, max_iter: int = 200) -> tuple[float, np.ndarray, np.ndarray]:
-    best = math.inf
-    u = _fit_side(table, v)
-    for _ in range(max_iter):
-        v = _fit_side(table.T, u)
-        u = _fit_side(table, v)
-        cost = float(np.abs(table - np.outer(u, v)).sum())
-        if cost >= best - _REL_TOL * max(best, 1.0):
-            best = min(best, cost)
-            break
-        best = cost
-    return best, u, v
-
-
-def _ci_upper(table: np.ndarray, restarts: int, seed: int) -> tuple[float, np.ndarray]:
-    """Alternating weighted-median descent from the independence fit, every row, and random starts."""
-    rng = np.random.default_rng(seed)
-    starts = [table.sum(axis=0)] + [row for row in table] + [
-        table.sum(axis=0) * rng.uniform(0.5, 1.5, size=table.shape[1]) for _ in range(restarts)
-    ]
-    best, best_fit = math.inf, np.zeros_like(table)
-    for v0 in starts:
-        if not np.any(v0 > 0):
-            continue
-        cost, u, v = _descent(table, np.asarray(v0, dtype=np.float64))
-        if cost < best:
-            best, best_fit = cost, np.outer(u, v)
-    return best, best_fit
-
-
-def _pairing_lower(table: np.ndarray) -> float:
-    """Best fractional pairing of rows into exact two-row problems — a lower bound on the optimum.
-
-    For any rank-1 fit with per-row costs κ_i, and any weights x ≥ 0 on row pairs with
-    Σ_{i'} x_{ii'} ≤ 1 for every row, Σ x_{ii'}·two_row(i, i') ≤ Σ x_{ii'}(κ_i + κ_{i'}) ≤ Σ_i κ_i.
-    The maximum over that (data-independent) fractional matching polytope is an LP (HiGHS); it is at
-    least the best integral pairing and at least the average over all pairs.
-    """
-    from scipy.optimize import linprog
-
-    m = table.shape[0]
-    if m < 2:
-        return 0.0
-    i, j = np.triu_indices(m, 1)
-    costs = two_row_ci(table[i], table[j])[0]
-    incidence = np.zeros((m, len(i)))
-    incidence[i, np.arange(len(i))] = 1.0
-    incidence[j, np.arange(len(i))] = 1.0
-    res = linprog(-costs, A_ub=incidence, b_ub=np.ones(m), bounds=(0, None), method="highs")
-    if not res.success:  # pragma: no cover - the LP is always feasible and bounded
-        return 0.0
-    # The LP value is a max; shave a relative 1e-9 so solver round-off never overstates the bound.
-    return max(0.0, float(-res.fun) * (1 - 1e-9))
-
-
-def _ci_block(table: np.ndarray, *, restarts: int = 8, seed: int = 0) -> BlockRepair:
-    rows = np.flatnonzero(table.sum(axis=1) > 0)
-    cols = np.flatnonzero(table.sum(axis=0) > 0)
-    sub = table[np.ix_(rows, cols)]
-    repaired = np.zeros_like(table)
-    if len(rows) <= 1 or len(cols) <= 1:
-        repaired[np.ix_(rows, cols)] = sub
-        return BlockRepair(0.0, 0.0, True, "closed form (one value with data)", repaired=repaired)
-    if min(len(rows), len(cols)) == 2:
-        flip = len(rows) != 2
-        two = sub.T if flip else sub
-        cost, r1, r2 = two_row_ci(two[:1], two[1:])
-        fit = np.vstack([r1, r2])
-        repaired[np.ix_(rows, cols)] = fit.T if flip else fit
-        value = float(cost[0])
-        return BlockRepair(value, value, True, "closed form (two values)", repaired=repaired)
-    upper, fit = _ci_upper(sub, restarts, seed)
-    # The released statistic: a max over a fixed family of 1-Lipschitz functions (docs/privacy.md);
-    # it is never clipped by the heuristic upper bound, which would make it data-path dependent.
-    lower = max(_pairing_lower(sub), _pairing_lower(sub.T))
-    repaired[np.ix_(rows, cols)] = fit
-    exact = abs(upper - lower) <= 1e-7 * max(upper, 1.0)
-    return BlockRepair(lower, upper, exact, "bounds: weighted-median descent / best pairing", repaired=repaired)
-
-
-# ---------------------------------------------------------------------------------------------------
-# bag and set: min_t Σ_p min(‖c_p − t‖₁, ‖c_p‖₁)
-def _grid_search(rows: np.ndarray, grids: list[np.ndarray]) -> tuple[float, np.ndarray]:
-    totals = rows.sum(axis=1)
-    sizes = [len(g) for g in grids]
-    count = int(np.prod(sizes))
-    step = max(1, _CHUNK_ELEMENTS // (rows.size or 1))
-    best, best_t = math.inf, np.zeros(rows.shape[1])
-    for start in range(0, count, step):
-        flat = np.arange(start, min(start + step, count))
-        t = np.stack([g[i] for g, i in zip(grids, np.unravel_index(flat, sizes))], axis=1)
-        dist = np.abs(rows[None, :, :] - t[:, None, :]).sum(axis=2)
-        cost = np.minimum(dist, totals[None, :]).sum(axis=1)
-        k = int(np.argmin(cost))
-        if cost[k] < best:
-            best, best_t = float(cost[k]), t[k]
-    return best, best_t
-
-
-def _subset_search(rows: np.ndarray) -> tuple[float, np.ndarray]:
-    """Every kept set S' ⊆ rows: Σ_o Σ_{p∈S'} |c_po − median| + Σ_{p∉S'} ‖c_p‖₁, vectorised."""
-    m, n_out = rows.shape
-    totals = rows.sum(axis=1)
-    orders = [np.argsort(rows[:, o], kind="stable") for o in range(n_out)]
-    sorted_vals = [rows[order, o] for o, order in enumerate(orders)]
-    step = max(1, _CHUNK_ELEMENTS // (m * max(n_out, 1)))
-    bits = 1 << np.arange(m)
-    best, best_mask = math.inf, 0
-    for start in range(0, 1 << m, step):
-        masks = np.arange(start, min(start + step, 1 << m))
-        member = (masks[:, None] & bits[None, :]) > 0  # (S, m)
-        size = member.sum(axis=1)
-        half = size // 2
-        cost = ((~member) * totals[None, :]).sum(axis=1).astype(np.float64)
-        for order, vals in zip(orders, sorted_vals):
-            mem = member[:, order]
-            rank = np.cumsum(mem, axis=1)
-            low = mem & (rank <= half[:, None])
-            high = mem & (rank > (size - half)[:, None])
-            cost += (high * vals).sum(axis=1) - (low * vals).sum(axis=1)
-        k = int(np.argmin(cost))
-        if cost[k] < best:
-            best, best_mask = float(cost[k]), int(masks[k])
-    kept = (best_mask & bits) > 0
-    target = np.zeros(n_out)
-    if kept.any():  # the lower median of each outcome's counts among the kept rows
-        kept_rows = np.sort(rows[kept], axis=0)
-        target = kept_rows[(kept.sum() - 1) // 2]
-    return best, target
-
-
-def _cost_of(rows: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
-    dist = np.abs(rows - target[None, :]).sum(axis=1)
-    totals = rows.sum(axis=1)
-    return float(np.minimum(dist, totals).sum()), dist < totals
-
-
-def _center_block(table: np.ndarray, *, binary: bool, time_limit: float) -> BlockRepair:
-    full = (table > 0).astype(np.float64) if binary else np.asarray(table, dtype=np.float64)
-    active = np.flatnonzero(full.sum(axis=1) > 0)
-    rows = full[active]
-    kept = np.zeros(table.shape[0], dtype=bool)
-    if len(active) <= 1:
-        kept[active] = True
-        target = rows[0] if len(active) else np.zeros(table.shape[1])
-        return BlockRepair(0.0, 0.0, True, "closed form (one value with data)", kept=kept, target=target)
-    grids = [np.unique(np.append(rows[:, o], 0.0)) for o in range(rows.shape[1])]
-    grid_size = math.prod(len(g) for g in grids)
-    subsets = 1 << len(active) if len(active) < 63 else math.inf
-    if min(grid_size, subsets) <= ENUMERATION_LIMIT:
-        if grid_size <= subsets:
-            value, target = _grid_search(rows, grids)
-            method = f"exact enumeration of {grid_size:,} outcome targets"
-        else:
-            value, target = _subset_search(rows)
-            method = f"exact enumeration of {subsets:,} kept sets"
-        lower = upper = value
-    else:
-        from dpaudit.measures._center_cpsat import solve_center
-
-        lower, upper, target = solve_center(rows, binary=binary, time_limit=time_limit)
-        method = f"CP-SAT (time limit {time_limit:g} s)"
-    cost, keep_active = _cost_of(rows, target)
-    upper = min(upper, cost)
-    kept[active] = keep_active
-    exact = upper - lower <= _REL_TOL * max(upper, 1.0)
-    return BlockRepair(float(lower), float(upper), exact, method, kept=kept, target=target)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -350,8 +89,8 @@ def repair_block(counts: np.ndarray, semantics: Semantics = "ci", *, time_limit:
     if table.ndim != 2:
         raise ValueError(f"a block is a 2-D (P, O) table, got shape {table.shape}")
     if semantics == "ci":
-        return _ci_block(table)
-    return _center_block(table, binary=semantics == "set", time_limit=time_limit)
+        return ci_block(table)
+    return center_block(table, binary=semantics == "set", time_limit=time_limit)
 
 
 def repair_blocks(counts: np.ndarray, semantics: Semantics = "ci", *, time_limit: float = 10.0) -> list[BlockRepair]:
@@ -373,40 +112,93 @@ def u_r(counts: np.ndarray, *, semantics: Semantics = "ci", time_limit: float = 
     return math.fsum(b.lower for b in repair_blocks(counts, semantics, time_limit=time_limit))
 
 
-def describe_block(table: Any, block_index: int, result: BlockRepair, *, top: int = 10) -> dict[str, Any]:
-    """JSON-ready description of one block's repair (values, bounds, what changes)."""
-    labels = table.cell_labels(block_index, 0, 0)["admissible"]
-    out: dict[str, Any] = {
-        "criterion": str(table.criterion),
-        "admissible": labels,
-        "value": result.lower,
-        "lower": result.lower,
-        "upper": result.upper,
-        "exact": result.exact,
-        "method": result.method,
-    }
+def describe_block(table: Any, block_index: int, result: BlockRepair, *, top: int = 10) -> BlockRepairDetail:
+    """One block's repair, labelled: bounds, method, and what it changes (the ``top`` largest cell changes)."""
     counts = table.counts[block_index]
+    changes = kept = deleted = target = None
     if result.repaired is not None:
         change = result.repaired - counts
         flat = np.argsort(-np.abs(change), axis=None, kind="stable")[:top]
-        out["changes"] = [
-            {
-                **{k: v for k, v in table.cell_labels(block_index, int(p), int(o)).items() if k != "admissible"},
-                "count": int(counts[p, o]),
-                "repaired": float(result.repaired[p, o]),
-                "change": float(change[p, o]),
-            }
+        changes = tuple(
+            CellChange(**{k: v for k, v in table.cell_labels(block_index, int(p), int(o)).items() if k != "admissible"},
+                       count=int(counts[p, o]), repaired=float(result.repaired[p, o]), change=float(change[p, o]))
             for p, o in zip(*np.unravel_index(flat, change.shape))
             if abs(change[p, o]) > 1e-9
-        ]
-    if result.kept is not None:
-        out["kept"] = [table.cell_labels(block_index, int(p), 0)["protected"] for p in np.flatnonzero(result.kept)]
-        out["deleted"] = [
-            table.cell_labels(block_index, int(p), 0)["protected"]
-            for p in np.flatnonzero(~result.kept & (counts.sum(axis=1) > 0))
-        ]
-        out["target"] = [
-            {**table.cell_labels(block_index, 0, int(o))["outcome"], "count": float(result.target[o])}
-            for o in range(len(result.target))
-        ]
-    return out
+        )
+    if result.kept is not None and result.target is not None:
+        kept = tuple(table.cell_labels(block_index, int(p), 0)["protected"] for p in np.flatnonzero(result.kept))
+        deleted = tuple(table.cell_labels(block_index, int(p), 0)["protected"]
+                        for p in np.flatnonzero(~result.kept & (counts.sum(axis=1) > 0)))
+        target = tuple({**table.cell_labels(block_index, 0, int(o))["outcome"], "count": float(result.target[o])}
+                       for o in range(len(result.target)))
+    return BlockRepairDetail(str(table.criterion), table.cell_labels(block_index, 0, 0)["admissible"], result.lower,
+                             result.lower, result.upper, result.exact, result.method, changes, kept, deleted, target)
+
+
+@dataclass(frozen=True)
+class Repair(Measure):
+    """U_R as a registered measure, with its options.
+
+    Parameters
+    ----------
+    semantics : {"ci", "bag", "set"}, default "ci"
+        What "repaired" means (module docstring).
+    time_limit : float, default 10
+        Seconds per block for the solver on blocks too large to enumerate (bag/set).
+
+    Examples
+    --------
+    >>> Repair(semantics="bag").value(np.array([[75, 25], [25, 75]]))
+    100.0
+    >>> Repair(semantics="foo")
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.DPAuditError: semantics must be one of ci, bag, set, got 'foo'
+    """
+
+    semantics: Semantics = "ci"
+    time_limit: float = 10.0
+
+    name = "repair"
+    title = "U_R"
+    reference = "Vologdin, Tao, Gilad, PVLDB 19(9), Alg. 2; spec §2.3"
+    sensitivity_formula = "2·|F|"
+    upper = math.inf
+    zero_iff_independent = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "semantics", _check_semantics(self.semantics))
+        object.__setattr__(self, "time_limit", _check_time_limit(self.time_limit))
+
+    def value(self, counts: np.ndarray) -> float:
+        return u_r(counts, semantics=self.semantics, time_limit=self.time_limit)
+
+    def criterion_sensitivity(self, conditional: bool, n: int) -> float:
+        return 2.0
+
+    def assess(self, tables: Sequence[Any], *, details: bool) -> Assessment:
+        per, blocks, caveats = [], [], []
+        for t in tables:
+            results = repair_blocks(t.counts, self.semantics, time_limit=self.time_limit)
+            per.append(math.fsum(r.lower for r in results))
+            inexact = [i for i, r in enumerate(results) if not r.exact]
+            if inexact and self.semantics != "ci":
+                caveats.append(
+                    f"U_R ({self.semantics}) of '{t.criterion}': {len(inexact)} block(s) hit the {self.time_limit:g} s "
+                    "solver limit, so the value is a lower bound whose sensitivity is not proven; raise time_limit"
+                )
+            if details:
+                blocks += [describe_block(t, i, r) for i, r in enumerate(results) if t.counts[i].sum() > 0]
+        detail = None
+        if details:
+            detail = RepairDetails(self.semantics, all(b.exact for b in blocks), math.fsum(b.upper for b in blocks),
+                                   tuple(blocks))
+        return Assessment(per, detail, tuple(caveats))
+
+    @property
+    def degree(self) -> int:
+        return 0 if self.semantics == "set" else 1
+
+    @property
+    def zero_if_independent(self) -> bool:
+        return self.semantics != "bag"

@@ -15,11 +15,18 @@ The non-private baseline is the conditional mutual information
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
+from dpaudit.measures._base import Measure
 from dpaudit.measures._tables import as_blocks, signed_deviation
+from dpaudit.results import MIBaseline, TVDDetails
 
-__all__ = ["block_tvd", "u_mi_tvd", "mutual_information", "TVD_SENSITIVITY"]
+__all__ = ["TVD", "block_tvd", "u_mi_tvd", "mutual_information", "TVD_SENSITIVITY"]
 
 #: Replace-one sensitivity of U_MI^TVD per criterion, times n (docs/privacy.md, "U_MI^TVD").
 TVD_SENSITIVITY = 16.0
@@ -73,3 +80,31 @@ def mutual_information(counts: np.ndarray, *, base: float = np.e) -> float:
     ratio = np.ones_like(table)
     np.divide(table * n_a, r * s, out=ratio, where=nz)
     return float((table[nz] * np.log(ratio[nz])).sum() / n / np.log(base))
+
+
+@dataclass(frozen=True)
+class TVD(Measure):
+    """U_MI^TVD as a registered measure (no options); curator view: the MI baseline per criterion.
+
+    Examples
+    --------
+    >>> TVD().value(np.array([[[2, 0], [0, 2]]])), TVD().criterion_sensitivity(False, 1000)
+    (0.5, 0.016)
+    """
+
+    name = "tvd"
+    title = "U_MI^TVD"
+    reference = "Vologdin, Tao, Gilad, PVLDB 19(9), Alg. 1; spec §2.1"
+    sensitivity_formula = "16·|F|/n"
+    upper = 2.0
+    zero_iff_independent = True
+
+    def value(self, counts: np.ndarray) -> float:
+        return u_mi_tvd(counts)
+
+    def criterion_sensitivity(self, conditional: bool, n: int) -> float:
+        return TVD_SENSITIVITY / n
+
+    def details(self, tables: Sequence[Any]) -> TVDDetails:
+        nats = [mutual_information(t.counts) for t in tables]
+        return TVDDetails(tuple(MIBaseline(v, v / math.log(2)) for v in nats))

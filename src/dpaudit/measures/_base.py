@@ -1,0 +1,111 @@
+"""The measure protocol: what every unfairness measure provides to :func:`dpaudit.audit`.
+
+A measure is a frozen dataclass of **its own options** (``TopContribution(k=500)``), validated in
+``__post_init__`` — so an invalid measure cannot exist and every option is checked before any row is
+read. It computes exact values on count tables (never rows), states the replace-one sensitivity of
+its per-criterion value, and says what it releases: the value (through Laplace noise, drawn by
+:mod:`dpaudit.privacy`), curator-only details, and optionally a private explanation paid from a share
+of its ε. Registered measures (:data:`dpaudit.measures.MEASURES`) get the shared invariance and
+sensitivity tests automatically (range, zero under independence, homogeneity, all neighbours).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpaudit.results import MeasureDetails
+
+__all__ = ["Measure", "Assessment"]
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What a measure computed on the count tables of F.
+
+    ``per_criterion`` are exact values; ``details`` are curator-only explanations; ``caveats`` are
+    reasons why a Laplace release of the sum would not be DP (e.g. a solver stopped at its time limit,
+    so the value is a bound whose sensitivity is not proven).
+    """
+
+    per_criterion: list[float]
+    details: MeasureDetails | None = None
+    caveats: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Measure:
+    """Base class of the registered measures; a subclass is a frozen dataclass of its options.
+
+    Class attributes (set by every subclass): ``name`` (API/CLI/JSON key), ``title`` (the paper's
+    name), ``reference`` (paper and section), ``sensitivity_formula`` (for the explain trail),
+    ``upper`` (upper end of the per-criterion range; the lower end is 0) and
+    ``zero_iff_independent`` (positivity: 0 exactly when P ⊥ O | A holds).
+
+    Subclasses implement :meth:`value` and :meth:`criterion_sensitivity`, and may override
+    :meth:`details`, :meth:`assess`, :attr:`explain_share` with :meth:`private_details`,
+    :attr:`degree` and :attr:`zero_if_independent`.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    reference: ClassVar[str]
+    sensitivity_formula: ClassVar[str]
+    upper: ClassVar[float]
+    zero_iff_independent: ClassVar[bool]
+
+    # -- what every measure computes ---------------------------------------------------------------
+    def value(self, counts: np.ndarray) -> float:
+        """Exact value of one criterion from its ``(blocks, P, O)`` count table."""
+        raise NotImplementedError
+
+    def criterion_sensitivity(self, conditional: bool, n: int) -> float:
+        """Replace-one sensitivity of one criterion's value on n rows (``conditional``: it has A)."""
+        raise NotImplementedError
+
+    def sensitivity(self, criteria: Sequence[Any], n: int) -> float:
+        """Replace-one sensitivity of the value summed over ``criteria`` (triangle inequality)."""
+        return math.fsum(self.criterion_sensitivity(bool(c.admissible), n) for c in criteria)
+
+    def per_criterion(self, tables: Sequence[Any]) -> list[float]:
+        """Exact value of every criterion, from its CountTable (or raw count array)."""
+        return [self.value(getattr(t, "counts", t)) for t in tables]
+
+    def details(self, tables: Sequence[Any]) -> MeasureDetails | None:
+        """Exact, curator-only explanation (baseline, top cells, repairs); None by default."""
+        return None
+
+    def assess(self, tables: Sequence[Any], *, details: bool) -> Assessment:
+        """Per-criterion values, the curator-only details (when ``details``) and DP caveats."""
+        return Assessment(self.per_criterion(tables), self.details(tables) if details else None)
+
+    # -- a private explanation, paid from a share of the measure's ε --------------------------------
+    @property
+    def explain_share(self) -> float:
+        """Fraction of the measure's ε that :meth:`private_details` spends (0: none)."""
+        return 0.0
+
+    def private_details(self, tables: Sequence[Any], epsilon: float, seed: int | None) -> MeasureDetails:
+        """Details released privately with ``epsilon`` (only called when ``explain_share > 0``)."""
+        raise NotImplementedError(f"{type(self).__name__} releases no private explanation")
+
+    # -- properties the shared tests check ---------------------------------------------------------
+    @property
+    def degree(self) -> int:
+        """Homogeneity: scaling every count by λ scales the value by λ**degree (0: proportions only)."""
+        return 0
+
+    @property
+    def zero_if_independent(self) -> bool:
+        """Whether the value is 0 on every independent table."""
+        return True
+
+    def options(self) -> dict[str, Any]:
+        """The options as a plain dict (what the JSON records)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+

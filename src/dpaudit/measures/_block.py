@@ -1,0 +1,41 @@
+"""The repair of one block (shared by the ``ci`` and the ``bag``/``set`` solvers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["BlockRepair", "REL_TOL"]
+
+#: Bounds this close (relative) count as equal: the block's minimum is known.
+REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class BlockRepair:
+    """The repair of one block.
+
+    Attributes
+    ----------
+    lower, upper : float
+        Certified bounds on the minimum number of tuples to delete or insert.
+    exact : bool
+        True when ``lower == upper`` (the minimum is known).
+    method : str
+        How it was solved.
+    repaired : ndarray or None
+        ``ci``: a repaired (independent) table whose distance to the block is ``upper``.
+    kept : ndarray of bool or None
+        ``bag``/``set``: the protected values kept (the others are deleted).
+    target : ndarray or None
+        ``bag``/``set``: the outcome count vector (``set``: support) every kept value is given.
+    """
+
+    lower: float
+    upper: float
+    exact: bool
+    method: str
+    repaired: np.ndarray | None = None
+    kept: np.ndarray | None = None
+    target: np.ndarray | None = None

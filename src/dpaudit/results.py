@@ -1,0 +1,300 @@
+"""Typed results of a fairness audit: every number and detail a report prints (spec ``architecture.md``).
+
+A measure returns its exact details as one of the ``*Details`` classes below; :func:`dpaudit.audit`
+wraps each release in a :class:`MeasureResult` and the whole run in an :class:`AuditResult`. The
+renderers of :mod:`dpaudit.report` read only these types. Every class converts to plain JSON data
+(``to_dict``) and back (``from_dict``), so a saved ``--json`` document can be rendered later.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Union
+
+from dpaudit.criteria import Criterion
+from dpaudit.privacy import Release
+
+__all__ = ["MIBaseline", "TopCell", "NamedCell", "SelectionInfo", "CellChange", "BlockRepairDetail", "TVDDetails",
+           "TopCellsDetails", "PrivateTopCellsDetails", "RepairDetails", "MeasureDetails", "MeasureResult",
+           "AuditResult", "details_from_dict"]
+
+Labels = Mapping[str, Any]
+
+
+def _plain_fields(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+@dataclass(frozen=True)
+class MIBaseline:
+    """The non-private baseline of one criterion: I(P; O | A) in nats and bits (U_MI^TVD ≤ I by Pinsker)."""
+
+    mi_nats: float
+    mi_bits: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain_fields(self)
+
+
+@dataclass(frozen=True)
+class _Cell:
+    criterion: str
+    protected: Labels
+    outcome: Labels
+    admissible: Labels
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: dict(v) if isinstance(v, Mapping) else v for k, v in _plain_fields(self).items()}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Any:
+        return cls(**{f.name: doc[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class TopCell(_Cell):
+    """A cell that drives the unfairness (exact, curator-only): its MD, count and expected count."""
+
+    md: float = 0.0
+    count: int = 0
+    expected: float = 0.0
+    sign: str = "none"
+
+
+@dataclass(frozen=True)
+class NamedCell(_Cell):
+    """A cell named by a private selection; only its name and noisy rank are released."""
+
+    rank: int = 0
+
+
+@dataclass(frozen=True)
+class SelectionInfo:
+    """How a private selection was made (report-noisy-top-k)."""
+
+    epsilon: float
+    mechanism: str
+    sensitivity_linf: float
+    scale: float
+    dp: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain_fields(self)
+
+
+@dataclass(frozen=True)
+class CellChange:
+    """How a ``ci`` repair changes one cell: from ``count`` rows to ``repaired`` (``change`` = the difference)."""
+
+    protected: Labels
+    outcome: Labels
+    count: int
+    repaired: float
+    change: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**_plain_fields(self), "protected": dict(self.protected), "outcome": dict(self.outcome)}
+
+
+@dataclass(frozen=True)
+class BlockRepairDetail:
+    """The repair of one block A = a: bounds, method, and what it changes.
+
+    ``ci`` repairs list ``changes``; ``bag``/``set`` repairs list the protected groups ``kept`` and
+    ``deleted`` and the outcome counts ``target`` every kept group is given.
+    """
+
+    criterion: str
+    admissible: Labels
+    value: float
+    lower: float
+    upper: float
+    exact: bool
+    method: str
+    changes: tuple[CellChange, ...] | None = None
+    kept: tuple[Labels, ...] | None = None
+    deleted: tuple[Labels, ...] | None = None
+    target: tuple[Labels, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in ("criterion", "admissible", "value", "lower", "upper", "exact", "method")}
+        out["admissible"] = dict(self.admissible)
+        if self.changes is not None:
+            out["changes"] = [c.to_dict() for c in self.changes]
+        for key in ("kept", "deleted", "target"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = [dict(v) for v in value]
+        return out
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> BlockRepairDetail:
+        changes = doc.get("changes")
+        return cls(**{k: doc[k] for k in ("criterion", "admissible", "value", "lower", "upper", "exact", "method")},
+                   changes=None if changes is None else tuple(CellChange(**c) for c in changes),
+                   **{k: None if doc.get(k) is None else tuple(doc[k]) for k in ("kept", "deleted", "target")})
+
+
+@dataclass(frozen=True)
+class TVDDetails:
+    """U_MI^TVD's curator view: the MI baseline of every criterion."""
+
+    baseline: tuple[MIBaseline, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": [b.to_dict() for b in self.baseline]}
+
+
+@dataclass(frozen=True)
+class TopCellsDetails:
+    """U_TC's curator view: the top cells with their exact evidence."""
+
+    top_cells: tuple[TopCell, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"top_cells": [c.to_dict() for c in self.top_cells]}
+
+
+@dataclass(frozen=True)
+class PrivateTopCellsDetails:
+    """U_TC's private explanation: top cells named by report-noisy-top-k, and how."""
+
+    top_cells: tuple[NamedCell, ...]
+    release: SelectionInfo
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"top_cells": [c.to_dict() for c in self.top_cells], "top_cells_release": self.release.to_dict()}
+
+
+@dataclass(frozen=True)
+class RepairDetails:
+    """U_R's curator view: every non-empty block's repair."""
+
+    semantics: str
+    exact: bool
+    upper: float
+    per_block: tuple[BlockRepairDetail, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"semantics": self.semantics, "exact": self.exact, "upper": self.upper,
+                "per_block": [b.to_dict() for b in self.per_block]}
+
+
+MeasureDetails = Union[TVDDetails, TopCellsDetails, PrivateTopCellsDetails, RepairDetails]
+
+
+def details_from_dict(doc: Mapping[str, Any]) -> MeasureDetails | None:
+    """The details held in a measure's JSON entry (recognised by their keys), or None."""
+    if "baseline" in doc:
+        return TVDDetails(tuple(MIBaseline(**b) for b in doc["baseline"]))
+    if "top_cells_release" in doc:
+        return PrivateTopCellsDetails(tuple(NamedCell.from_dict(c) for c in doc["top_cells"]),
+                                      SelectionInfo(**doc["top_cells_release"]))
+    if "top_cells" in doc:
+        return TopCellsDetails(tuple(TopCell.from_dict(c) for c in doc["top_cells"]))
+    if "per_block" in doc:
+        return RepairDetails(doc["semantics"], doc["exact"], doc["upper"],
+                             tuple(BlockRepairDetail.from_dict(b) for b in doc["per_block"]))
+    return None
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    """The release of one measure, summed over the criteria.
+
+    ``per_criterion`` holds exact values and is present only in exact (curator-only) mode.
+    ``details`` holds the measure's explanation: in exact mode its exact details (MI baseline, top
+    cells with counts, repairs); in DP mode only what was itself released privately (the names of
+    the top cells, with that release's ε and mechanism). ``options`` are the measure's options.
+    """
+
+    name: str
+    title: str
+    release: Release
+    per_criterion: tuple[float, ...] | None = None
+    details: MeasureDetails | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def value(self) -> float:
+        return self.release.value
+
+    @property
+    def extras(self) -> dict[str, Any]:
+        """The details as the JSON-ready dicts of :meth:`to_dict`."""
+        return {} if self.details is None else self.details.to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"title": self.title, **self.release.to_dict()}
+        if self.options:
+            out["options"] = dict(self.options)
+        if self.per_criterion is not None:
+            out["per_criterion"] = list(self.per_criterion)
+        out.update(self.extras)
+        return out
+
+    @classmethod
+    def from_dict(cls, name: str, doc: Mapping[str, Any]) -> MeasureResult:
+        per = doc.get("per_criterion")
+        return cls(name, doc["title"], Release.from_dict(dict(doc)), None if per is None else tuple(per),
+                   details_from_dict(doc), dict(doc.get("options", {})))
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Frozen result of :func:`dpaudit.audit`; ``str()`` prints a table, :meth:`to_dict`/:meth:`to_json`
+    export it and :meth:`from_dict` reads it back."""
+
+    n: int
+    criteria: tuple[Criterion, ...]
+    measures: Mapping[str, MeasureResult]
+    epsilon: float | None
+    stages: tuple[str, ...] = field(default=())
+    schema_data_derived: bool = False
+
+    @property
+    def exact(self) -> bool:
+        """True for curator-only exact values (no noise)."""
+        return self.epsilon is None
+
+    @property
+    def dp(self) -> bool:
+        """True when every released number is differentially private."""
+        return all(m.release.dp for m in self.measures.values())
+
+    def __getitem__(self, name: str) -> MeasureResult:
+        return self.measures[name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "criteria": [str(c) for c in self.criteria],
+            "mode": "exact" if self.exact else "dp",
+            "epsilon": self.epsilon,
+            "dp": self.dp,
+            "neighbouring": "replace one tuple; n public",
+            "schema": "data-derived (not DP)" if self.schema_data_derived else "declared",
+            "measures": {name: m.to_dict() for name, m in self.measures.items()},
+            "stages": list(self.stages),
+        }
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> AuditResult:
+        """Rebuild a result from :meth:`to_dict`'s document (e.g. a saved ``dpaudit fairness --json``)."""
+        return cls(n=int(doc["n"]), criteria=tuple(Criterion.parse(c) for c in doc["criteria"]),
+                   measures={name: MeasureResult.from_dict(name, m) for name, m in doc["measures"].items()},
+                   epsilon=None if doc["epsilon"] is None else float(doc["epsilon"]),
+                   stages=tuple(doc.get("stages", ())),
+                   schema_data_derived=doc.get("schema") == "data-derived (not DP)")
+
+    def to_json(self, **kwargs: Any) -> str:
+        from dpaudit._io import to_jsonable
+
+        return json.dumps(to_jsonable(self.to_dict()), **({"indent": 2} | kwargs))
+
+    def __str__(self) -> str:
+        from dpaudit.report.text import render_audit
+
+        return render_audit(self)
