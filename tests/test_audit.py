@@ -156,9 +156,9 @@ def counting_spy(monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"measures": ["tc"], "k": 0}, "k must be a whole number ≥ 1"),
+    ({"measures": ["tc"], "k": 0}, "k must be an integer >= 1"),
     ({"measures": ["tc"], "cells": "bogus"}, "cells must be one of domain, observed"),
-    ({"measures": ["tc"], "name_cells": -1}, "name_cells must be a whole number ≥ 0"),
+    ({"measures": ["tc"], "name_cells": -1}, "name_cells must be an integer >= 0"),
     ({"measures": ["tc"], "cells": "observed", "name_cells": 2, "epsilon": 1.0}, "naming top cells privately"),
     ({"measures": ["repair"], "semantics": "foo"}, "semantics must be one of ci, bag, set"),
     ({"measures": ["repair"], "time_limit": -1}, "time_limit must be a finite number > 0"),
@@ -170,7 +170,7 @@ def counting_spy(monkeypatch):
     ({"epsilon": 1.0, "split": {"tvd": 2.0}}, "must sum to 1"),
     ({"split": {"tvd": 1.0}}, "split shares ε between measures: it needs epsilon"),
     ({"epsilon": 1.0, "budget": Budget(0.5)}, "asks for epsilon=1"),
-    ({"seed": -3, "epsilon": 1.0}, "seed must be a whole number ≥ 0"),
+    ({"seed": -3, "epsilon": 1.0}, "seed must be a non-negative integer or None"),
     ({"schema": 42}, "schema must be a Schema, 'infer' or None"),
 ])
 def test_every_option_is_refused_before_any_row_is_read(frame, schema, counting_spy, kwargs, message):

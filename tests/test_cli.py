@@ -161,7 +161,7 @@ def test_tc_table_mode_lists_cells(csv_file):
     (["--split", "tvd"], "--split takes MEASURE=FRACTION"),
     (["--split", "tvd=0.3", "--split", "tc=0.3"], "must sum to 1"),
     (["--cells", "observed", "--name-cells", "2"], "naming top cells privately needs cells='domain'"),
-    (["--k", "0"], "k must be a whole number ≥ 1"),
+    (["--k", "0"], "k must be an integer >= 1"),
 ])
 def test_tc_bad_options(csv_file, args, message):
     path, schema = csv_file

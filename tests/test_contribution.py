@@ -153,10 +153,10 @@ def test_observed_mode_cannot_name_cells_privately(frame_and_schema):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"k": 0}, "k must be a whole number ≥ 1"),
-    ({"k": 2.5}, "k must be a whole number ≥ 1"),
+    ({"k": 0}, "k must be an integer >= 1"),
+    ({"k": 2.5}, "k must be an integer >= 1"),
     ({"cells": "all"}, "cells must be one of domain, observed"),
-    ({"name_cells": -1, "epsilon": 1.0}, "name_cells must be a whole number"),
+    ({"name_cells": -1, "epsilon": 1.0}, "name_cells must be an integer"),
 ])
 def test_bad_options(frame_and_schema, kwargs, message):
     df, schema = frame_and_schema

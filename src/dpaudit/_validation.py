@@ -14,17 +14,19 @@ from typing import Any
 
 from dpaudit._errors import DPAuditError
 
-__all__ = ["WHOLE", "NUMBER", "CHOICE", "UNIT", "POSITIVE", "whole_number", "number", "positive", "unit_interval", "one_of",
+__all__ = ["WHOLE", "NUMBER", "CHOICE", "UNIT", "POSITIVE", "SEED", "whole_number", "number", "positive", "unit_interval", "one_of",
            "seed_value"]
 
-#: ``{name} must be a whole number{bounds}, got {value!r}``
-WHOLE = "{name} must be a whole number{bounds}, got {value!r}"
+#: ``{name} must be an integer{bounds}, got {value!r}``
+WHOLE = "{name} must be an integer{bounds}, got {value!r}"
 #: ``{name} must be a finite number{bounds}, got {value!r}``
 NUMBER = "{name} must be a finite number{bounds}, got {value!r}"
 #: ``{name} must be one of {choices}, got {value!r}``
 CHOICE = "{name} must be one of {choices}, got {value!r}"
-#: ``{name} must be in (0, 1){hint}, got {value!r}``
-UNIT = "{name} must be in (0, 1){hint}, got {value!r}"
+#: ``{name} must be a number strictly between 0 and 1{hint}, got {value!r}``
+UNIT = "{name} must be a number strictly between 0 and 1{hint}, got {value!r}"
+#: ``{name} must be a non-negative integer or None, got {value!r}``
+SEED = "{name} must be a non-negative integer or None, got {value!r}"
 #: ``{name} must be a positive finite number, got {value!r}``
 POSITIVE = "{name} must be a positive finite number, got {value!r}"
 
@@ -32,9 +34,9 @@ POSITIVE = "{name} must be a positive finite number, got {value!r}"
 def _bounds(low: float | None, high: float | None, low_open: bool = False, high_open: bool = False) -> str:
     parts = []
     if low is not None:
-        parts.append(f"{'>' if low_open else '≥'} {low:g}")
+        parts.append(f"{'>' if low_open else '>='} {low:g}")
     if high is not None:
-        parts.append(f"{'<' if high_open else '≤'} {high:g}")
+        parts.append(f"{'<' if high_open else '<='} {high:g}")
     return (" " + " and ".join(parts)) if parts else ""
 
 
@@ -49,7 +51,7 @@ def whole_number(name: str, value: Any, *, minimum: int | None = None, maximum: 
     >>> whole_number("k", 0, minimum=1)
     Traceback (most recent call last):
     ...
-    dpaudit._errors.DPAuditError: k must be a whole number ≥ 1, got 0
+    dpaudit._errors.DPAuditError: k must be an integer >= 1, got 0
     """
     ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum):
@@ -95,7 +97,7 @@ def unit_interval(name: str, value: Any, hint: str = "", *, error: type[DPAuditE
     >>> unit_interval("level", 1, " (e.g. 0.95)")
     Traceback (most recent call last):
     ...
-    dpaudit._errors.DPAuditError: level must be in (0, 1) (e.g. 0.95), got 1
+    dpaudit._errors.DPAuditError: level must be a number strictly between 0 and 1 (e.g. 0.95), got 1
     """
     if isinstance(value, numbers.Real) and not isinstance(value, bool) and 0.0 < float(value) < 1.0:
         return float(value)
@@ -121,7 +123,9 @@ def one_of(name: str, value: Any, choices: Collection[Any], *, error: type[DPAud
 
 
 def seed_value(name: str, value: Any, *, allow_none: bool = True) -> int | None:
-    """A random seed: a whole number ≥ 0, or None (fresh entropy) when allowed."""
+    """A random seed: an integer ≥ 0, or None (fresh entropy) when allowed."""
     if value is None and allow_none:
         return None
+    if allow_none and not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0):
+        raise DPAuditError(SEED.format(name=name, value=value))
     return whole_number(name, value, minimum=0)

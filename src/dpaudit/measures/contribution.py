@@ -225,7 +225,7 @@ class TopContribution(Measure):
     >>> TopContribution(k=0)
     Traceback (most recent call last):
     ...
-    dpaudit._errors.DPAuditError: k must be a whole number ≥ 1, got 0
+    dpaudit._errors.DPAuditError: k must be an integer >= 1, got 0
     """
 
     k: int = 500
