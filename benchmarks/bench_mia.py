@@ -20,7 +20,7 @@ sys.path.insert(0, str(_SRC))
 import numpy as np  # noqa: E402
 
 from dpaudit.mia.evaluate import evaluate  # noqa: E402
-from dpaudit.mia.scores import ScoreSet  # noqa: E402
+
 from dpaudit.mia.simulate import gaussian_scores  # noqa: E402
 
 
@@ -31,7 +31,7 @@ def main() -> int:
     ap.add_argument("--n-boot", type=int, default=200)
     args = ap.parse_args()
     sim = gaussian_scores(args.models, args.records, seed=0)
-    scores = ScoreSet(sim.score, sim.keep, train_size=sim.train_size, pool_size=sim.pool_size)
+    scores = sim.to_scoreset()
     flat = sim.score.ravel()
     sort_times = []
     for _ in range(3):

@@ -30,7 +30,7 @@ sys.path.insert(0, str(_SRC))
 import numpy as np  # noqa: E402
 
 from dpaudit import datasets  # noqa: E402
-from dpaudit.mia.scores import keep_matrix  # noqa: E402
+from dpaudit.mia.designs import keep_matrix  # noqa: E402
 from dpaudit.mia.train import DATASETS, _make_pipeline, load_run, train_run  # noqa: E402
 
 

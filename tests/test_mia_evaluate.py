@@ -14,7 +14,7 @@ from dpaudit.mia.simulate import gaussian_scores
 
 
 def scoreset(sim):
-    return ScoreSet(sim.score, sim.keep, train_size=sim.train_size, pool_size=sim.pool_size)
+    return sim.to_scoreset()
 
 
 @pytest.fixture(scope="module")

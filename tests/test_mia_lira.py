@@ -22,7 +22,7 @@ from dpaudit.mia.lira import (
     lira_online,
     loo_fits,
 )
-from dpaudit.mia.scores import keep_matrix
+from dpaudit.mia.designs import keep_matrix
 
 # ---------------------------------------------------------------- brute-force oracle
 

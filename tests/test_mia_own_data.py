@@ -15,7 +15,7 @@ from dpaudit._errors import DataError, DPAuditError
 from dpaudit.cli import app
 from dpaudit.mia.data import from_file
 from dpaudit.mia.evaluate import evaluate
-from dpaudit.mia.scores import poisson_keep
+from dpaudit.mia.designs import poisson_keep
 from dpaudit.schema import Binned, Categorical, Schema
 
 pytest.importorskip("sklearn")

@@ -31,12 +31,13 @@ from dpaudit.mia.per_record import (
     normal_tail_umvue,
     parametric_per_record,
 )
-from dpaudit.mia.scores import ScoreSet, keep_matrix
+from dpaudit.mia.designs import keep_matrix
+from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.simulate import gaussian_scores
 
 
 def scoreset(sim) -> ScoreSet:
-    return ScoreSet(sim.score, sim.keep, train_size=sim.train_size, pool_size=sim.pool_size)
+    return sim.to_scoreset()
 
 
 def old_per_record_tpr(stat: np.ndarray, keep: np.ndarray, alpha: float) -> tuple[float, float]:

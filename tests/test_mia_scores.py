@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from dpaudit._errors import DataError, DPAuditError
-from dpaudit.mia.scores import FORMAT_NAME, FORMAT_VERSION, ScoreSet, keep_matrix
+from dpaudit.mia.designs import keep_matrix
+from dpaudit.mia.scores import FORMAT_NAME, FORMAT_VERSION, ScoreSet
 
 
 def _valid(m=8, n=6, seed=0):
@@ -52,10 +53,10 @@ def test_keep_matrix_accepts_generator():
     ("m", "n", "message"),
     [
         (7, 5, "n_models must be even so every record is IN in exactly half the models, got 7"),
-        (0, 5, "n_models must be ≥ 2, got 0"),
-        (4, 0, "n_records must be ≥ 1, got 0"),
-        (4.0, 5, "n_models must be an integer, got 4.0"),
-        (True, 5, "n_models must be an integer, got True"),
+        (0, 5, "n_models must be an integer >= 2, got 0"),
+        (4, 0, "n_records must be an integer >= 1, got 0"),
+        (4.0, 5, "n_models must be an integer >= 2, got 4.0"),
+        (True, 5, "n_models must be an integer >= 2, got True"),
     ],
 )
 def test_keep_matrix_rejects_bad_sizes(m, n, message):
@@ -89,7 +90,7 @@ def test_scoreset_fields_and_readonly_arrays():
         ({"keep": np.full((8, 6), 2)}, "keep must be boolean (or integers 0/1), got dtype int64 with other values"),
         ({"keep": np.full((8, 6), "x")}, "keep must be boolean (or integers 0/1), got dtype <U1 with other values"),
         ({"pool_size": 7}, "pool_size = 7 but score has 6 columns (one per pool record); pass the number of pool records"),
-        ({"pool_size": 6.0}, "pool_size must be an integer, got 6.0"),
+        ({"pool_size": 6.0}, "pool_size must be an integer >= 2, got 6.0"),
         ({"train_size": 0}, "train_size must satisfy 0 < train_size < pool_size = 6, got 0"),
         ({"train_size": 6}, "train_size must satisfy 0 < train_size < pool_size = 6, got 6"),
         ({"train_size": "3"}, "train_size must be an integer, got '3'"),

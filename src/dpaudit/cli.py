@@ -322,11 +322,9 @@ def mia_simulate(
     if kind != "calibration":
         _fail(f"simulation must be 'calibration' or 'fpc', got {kind!r}")
     from dpaudit.mia.evaluate import evaluate
-    from dpaudit.mia.scores import ScoreSet
 
     sim = simulate.gaussian_scores(models, records, seed=seed)
-    scoreset = ScoreSet(sim.score, sim.keep, train_size=sim.train_size, pool_size=sim.pool_size,
-                        meta={"simulation": "gaussian_scores", "seed": seed})
+    scoreset = sim.to_scoreset()
     alphas = _alphas(fpr)
     report = evaluate(scoreset, fpr=alphas, n_boot=0)
     truth = {str(a): _simulation_truth(sim, a) for a in alphas}

@@ -318,8 +318,7 @@ def evaluate(
     --------
     >>> from dpaudit.mia.simulate import gaussian_scores
     >>> sim = gaussian_scores(64, 400, seed=1)
-    >>> rep = evaluate(ScoreSet(sim.score, sim.keep, train_size=sim.train_size, pool_size=sim.pool_size),
-    ...                fpr=(0.1, 0.01), n_boot=0)
+    >>> rep = evaluate(sim.to_scoreset(), fpr=(0.1, 0.01), n_boot=0)
     >>> rep.rows[0]["per_record_empirical"]["estimable"], rep.rows[1]["per_record_empirical"]["estimable"]
     (True, False)
     >>> rep.rows[1]["per_record_empirical"]["reason"][:24]

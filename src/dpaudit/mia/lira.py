@@ -150,7 +150,7 @@ def loo_fits(
 
     Examples
     --------
-    >>> from dpaudit.mia.scores import keep_matrix
+    >>> from dpaudit.mia.designs import keep_matrix
     >>> keep = keep_matrix(8, 3, seed=0)
     >>> score = np.where(keep, 1.0, 0.0) + np.arange(8)[:, None] / 100
     >>> f = loo_fits(score, keep)

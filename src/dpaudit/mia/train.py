@@ -69,7 +69,8 @@ import numpy as np
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._io import atomic_open, atomic_write_text
 from dpaudit.mia.data import DATASETS, TrainingData, from_file, registered, sha256
-from dpaudit.mia.scores import ScoreSet, keep_matrix, poisson_keep
+from dpaudit.mia.designs import keep_matrix, poisson_keep
+from dpaudit.mia.scores import ScoreSet
 
 __all__ = ["train_run", "load_run", "logit_confidence", "tabpfn_checkpoint", "resolve_model", "DATASETS", "MODELS",
            "TRAINERS", "DESIGNS", "RUN_FORMAT", "RUN_VERSION"]
