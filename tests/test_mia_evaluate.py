@@ -93,10 +93,11 @@ def test_report_serialises_and_prints(large):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"fpr": (0.0,)}, "fpr values must lie in"),
-    ({"threshold_kind": "z"}, "threshold must be 't' or 'normal'"),
-    ({"n_boot": -1}, "n_boot must be a whole number"),
-    ({"sign": "negative"}, "sign must be 'fitted' or 'positive'"),
+    ({"fpr": (0.0,)}, "fpr must be a number strictly between 0 and 1"),
+    ({"threshold_kind": "z"}, "threshold must be one of t, normal"),
+    ({"n_boot": -1}, "n_boot must be an integer >= 0"),
+    ({"sign": "negative"}, "sign must be one of fitted, positive"),
+    ({"attack": "magic"}, "unknown attack 'magic'"),
 ])
 def test_bad_options(kwargs, message):
     sim = gaussian_scores(8, 50, seed=0)

@@ -14,15 +14,9 @@ from scipy import stats
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit.mia.calibrate import fpc_factor, pp_transform, threshold
-from dpaudit.mia.lira import (
-    SD_FLOOR,
-    LooFits,
-    lira_offline_one_sided,
-    lira_offline_two_sided,
-    lira_online,
-    loo_fits,
-)
+from dpaudit.mia.attacks.lira import lira_offline_one_sided, lira_offline_two_sided, lira_online
 from dpaudit.mia.designs import keep_matrix
+from dpaudit.mia.fits import SD_FLOOR, LooFits, loo_fits
 
 # ---------------------------------------------------------------- brute-force oracle
 
@@ -296,9 +290,9 @@ def test_threshold_shapes_and_values():
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
     [
-        ((0.0,), {"kind": "normal"}, "alpha must be in (0, 1), got 0.0"),
-        ((1.0,), {"n_out": 5}, "alpha must be in (0, 1), got 1.0"),
-        (("a",), {"n_out": 5}, "alpha must be a number in (0, 1), got 'a'"),
+        ((0.0,), {"kind": "normal"}, "alpha must be a number strictly between 0 and 1, got 0.0"),
+        ((1.0,), {"n_out": 5}, "alpha must be a number strictly between 0 and 1, got 1.0"),
+        (("a",), {"n_out": 5}, "alpha must be a number strictly between 0 and 1, got 'a'"),
         ((0.01,), {"kind": "z"}, "kind must be 't' or 'normal', got 'z'"),
         ((0.01,), {}, "kind='t' needs n_out, the number of OUT scores per fit (e.g. fits.n_out)"),
         ((0.01,), {"n_out": 1}, "n_out must be ≥ 2 for the Student-t threshold (a sample sd needs 2 scores), got 1"),

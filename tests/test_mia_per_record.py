@@ -22,7 +22,8 @@ from scipy import stats
 
 from dpaudit.mia.calibrate import threshold
 from dpaudit.mia.evaluate import RULES, evaluate
-from dpaudit.mia.lira import lira_online, loo_fits
+from dpaudit.mia.attacks.lira import lira_online
+from dpaudit.mia.fits import loo_fits
 from dpaudit.mia.per_record import (
     conformal_ranks,
     empirical_per_record,

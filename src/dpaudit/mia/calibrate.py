@@ -15,7 +15,7 @@ one, so its TPR is a lower bound on the mean per-record vulnerability.
 
 Efficient LiRA draws all training sets without replacement from one pool of N+ records, which shrinks
 the spread of the fitted scores by the finite-population correction ``FPC = 1 − N/N+`` (Cochran 1977);
-pass :func:`fpc_factor` to :func:`dpaudit.mia.lira.loo_fits` to divide the variances by it.
+pass :func:`fpc_factor` to :func:`dpaudit.mia.fits.loo_fits` to divide the variances by it.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import numpy as np
 from scipy import stats
 
 from dpaudit._errors import DPAuditError
-from dpaudit.mia._checks import open_unit
-from dpaudit.mia.lira import LooFits, _sd, _target_score
+from dpaudit._validation import unit_interval
+from dpaudit.mia.fits import LooFits, floored_sd, target_score
 
 __all__ = ["pp_transform", "threshold", "fpc_factor"]
 
@@ -51,7 +51,7 @@ def pp_transform(score: Any, fits: LooFits, *, sign: Literal["fitted", "positive
     ndarray of float, shape (M, N+)
         Under the Gaussian model each record's OUT values are N(0, 1) (approximately: the fits are
         estimated, see :func:`threshold` with ``kind="t"``); larger means "more likely a member".
-        ``sign(0)`` is taken as +1 and σ_out is floored at :data:`dpaudit.mia.lira.SD_FLOOR`.
+        ``sign(0)`` is taken as +1 and σ_out is floored at :data:`dpaudit.mia.fits.SD_FLOOR`.
 
     Notes
     -----
@@ -69,8 +69,8 @@ def pp_transform(score: Any, fits: LooFits, *, sign: Literal["fitted", "positive
     >>> pp_transform(np.array([[-3.0]]), f).item()
     2.0
     """
-    t = _target_score(score, fits)
-    z = (t - fits.mu_out) / _sd(fits.sd_out)
+    t = target_score(score, fits)
+    z = (t - fits.mu_out) / floored_sd(fits.sd_out)
     if sign == "positive":
         return z
     if sign != "fitted":
@@ -113,7 +113,7 @@ def threshold(
     >>> [round(v, 4) for v in threshold(0.05, n_out=np.array([2, 1000])).tolist()]
     [7.7327, 1.6472]
     """
-    alpha = open_unit("alpha", alpha)
+    alpha = unit_interval("alpha", alpha)
     if kind == "normal":
         return float(stats.norm.isf(alpha))
     if kind != "t":

@@ -58,9 +58,9 @@ import numpy as np
 from scipy import special
 
 from dpaudit._errors import DPAuditError
-from dpaudit.mia._checks import open_unit
+from dpaudit._validation import unit_interval
 from dpaudit.mia.calibrate import threshold
-from dpaudit.mia.lira import check_fpc
+from dpaudit.mia.fits import check_fpc
 from dpaudit.mia.scores import check_score_keep
 
 __all__ = [
@@ -170,7 +170,7 @@ def hit_probability(ranks: ConformalRanks, alpha: float) -> np.ndarray:
     >>> hit_probability(r, 0.01).round(6).tolist()   # α(n + 1) = 1.5
     [[1.0, 0.5, 0.0]]
     """
-    alpha = open_unit("alpha", alpha)
+    alpha = unit_interval("alpha", alpha)
     budget = alpha * (ranks.n_ref + 1) * (1 + _RANK_EPS)
     return np.clip((budget - ranks.greater) / (ranks.equal + 1.0), 0.0, 1.0)
 
@@ -183,7 +183,7 @@ def min_out_models(alpha: float) -> int:
     >>> min_out_models(0.01), min_out_models(0.001), min_out_models(0.3)
     (99, 999, 3)
     """
-    alpha = open_unit("alpha", alpha)
+    alpha = unit_interval("alpha", alpha)
     return max(1, math.ceil((1 - _RANK_EPS) / alpha) - 1)
 
 
@@ -253,7 +253,7 @@ def empirical_per_record(
     >>> empirical_per_record(sim.score, sim.keep, 0.01).reason[:30]
     'not estimable at this M: α = 0'
     """
-    alpha = open_unit("alpha", alpha)
+    alpha = unit_interval("alpha", alpha)
     if ranks is None:
         ranks = conformal_ranks(score, keep)
     reason = not_estimable_reason(ranks.n_out, alpha)
@@ -322,7 +322,7 @@ def parametric_per_record(score: object, keep: object, alpha: float, *, fpc: flo
     >>> round(float(parametric_per_record(sim.score, sim.keep, 0.01).tpr.mean()), 3)
     0.01
     """
-    alpha = open_unit("alpha", alpha)
+    alpha = unit_interval("alpha", alpha)
     s, k = check_score_keep(score, keep)
     scale = 1.0 if fpc is None else 1.0 / math.sqrt(check_fpc(fpc))
     n_in, mu_in, sd_in = _record_fit(s, k)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.results import AuditResult, NamedCell, PrivateTopCellsDetails, TopCell, TopCellsDetails, TVDDetails
 
-__all__ = ["render_audit", "describe_cell"]
+if TYPE_CHECKING:
+    from dpaudit.mia.results import MiaReport
+
+__all__ = ["render_audit", "render_mia", "describe_cell"]
 
 
 def describe_cell(cell: TopCell | NamedCell) -> str:
@@ -52,4 +55,37 @@ def render_audit(result: AuditResult) -> str:
     if reasons:
         lines += ["", "  not DP because:"] + [f"    - {r}" for r in reasons]
     lines += ["", "  explain trail:"] + [f"    {i + 1}. {s}" for i, s in enumerate(result.stages)]
+    return "\n".join(lines)
+
+
+def render_mia(report: MiaReport) -> str:
+    """A membership-inference evaluation as a text table: every rule at every α, with its CI, realised
+    FPR and ε bound, the naive threshold's per-record FPR spread and the normality diagnostic."""
+    from dpaudit.mia.evaluate import RULE_NAMES
+
+    o = report.options
+    level = o["level"]
+    head = (f"{o.get('attack', 'lira').upper()} evaluation — M = {report.n_models} models, N+ = {report.n_records:,} "
+            f"records, threshold {o['threshold']}, FPC {'on' if o['fpc'] else 'off'}")
+    lines = [head, f"  {'α':>8} {'rule':<21} {'TPR':>9} {f'{level:.0%} CI':>21} {'real. FPR':>10} "
+                   f"{f'ε ≥ ({level:.0%})':>9}"]
+    for alpha, row in zip(report.alphas, report.rows):
+        for name, r in row.rules.items():
+            if not r.estimable:
+                lines.append(f"  {alpha:>8.0e} {RULE_NAMES[name]:<21} {r.reason}")
+                continue
+            ci = f"[{r.ci[0]:.4g}, {r.ci[1]:.4g}]" if r.ci else ""
+            fpr = f"{r.fpr:.3g}" + ("*" if r.fpr_kind == "nominal" else "")
+            eps = "–" if r.epsilon_lb is None else f"{r.epsilon_lb:.3g}"
+            tail = ("" if r.t_threshold_fpr_loo is None
+                    else f"  (t threshold's own FPR, leave-one-out: {r.t_threshold_fpr_loo:.3g})")
+            lines.append(f"  {alpha:>8.0e} {RULE_NAMES[name]:<21} {r.tpr:>9.4g} {ci:>21} {fpr:>10} {eps:>9}{tail}")
+        spread = row.naive_per_record_fpr
+        lines.append(f"  {'':>8} naive threshold: per-record FPR max {spread.max:.3g}, "
+                     f"{spread.share_above_alpha:.1%} of records above α")
+    lines.append("  * α by construction under the Gaussian model: trust it where the t threshold's own FPR "
+                 "is near α and few records fail the normality test")
+    lines.append("  ε ≥: Clopper–Pearson/bootstrap bound from realised rates; 0 = no evidence of leakage")
+    lines.append(f"  normality: {report.diagnostics['share_non_normal']:.1%} of records' OUT signals fail "
+                 "Jarque–Bera at 0.01")
     return "\n".join(lines)

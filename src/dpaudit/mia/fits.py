@@ -1,26 +1,16 @@
-"""LiRA with leave-one-out Gaussian fits for every (target model, record) at once (spec §2).
+"""Leave-one-out Gaussian fits of every (target model, record) at once (spec ``mia.md`` §2).
 
-For target model ``m`` and record ``x`` the attack fits two Gaussians to the scores of the *other*
-models (Carlini et al., "Membership Inference Attacks From First Principles", IEEE S&P 2022, called *the
-LiRA paper*; efficient LiRA reuses every model as target and shadow):
+For target model ``m`` and record ``x``, two Gaussians are fitted to the scores of the *other* models
+(efficient LiRA reuses every model as target and shadow; Carlini et al., IEEE S&P 2022):
 
     IN  ~ N(μ_in,  σ²_in)   from {score[m', x] : m' ≠ m, keep[m', x]}
     OUT ~ N(μ_out, σ²_out)  from {score[m', x] : m' ≠ m, not keep[m', x]}
 
-and scores the target's own ``t = score[m, x]`` with one of three statistics (larger = "member"):
-
-* :func:`lira_online` — ``log N(t; μ_in, σ_in) − log N(t; μ_out, σ_out)``, the likelihood ratio
-  (LiRA paper, Algorithm 1, online);
-* :func:`lira_offline_one_sided` — ``Φ((t − μ_out)/σ_out)``, the one-sided test of the LiRA *paper*
-  (its offline attack);
-* :func:`lira_offline_two_sided` — ``−log N(t; μ_out, σ_out)``, what the LiRA *reference code*
-  computes offline (large on either tail).
-
-Every fit is vectorised: one pass of per-record sums gives all ``M × N+`` leave-one-out fits.
-
-Standard deviations of 0 (all other scores equal) are floored at :data:`SD_FLOOR` = 1e-30 inside the
-statistics (the reference code adds 1e-30), so a perfectly separated record yields a huge but finite
-statistic instead of NaN.
+LiRA's statistics (:mod:`dpaudit.mia.attacks.lira`), the PP calibration
+(:mod:`dpaudit.mia.calibrate`) and the evaluation read them. One pass of per-record sums gives all
+``M × N+`` fits. Standard deviations of 0 (all other scores equal) are floored at :data:`SD_FLOOR` =
+1e-30 wherever they divide (the LiRA reference code adds 1e-30), so a perfectly separated record
+yields a huge but finite statistic instead of NaN.
 """
 
 from __future__ import annotations
@@ -29,19 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit.mia.scores import check_score_keep
 
-__all__ = [
-    "LooFits",
-    "loo_fits",
-    "lira_online",
-    "lira_offline_one_sided",
-    "lira_offline_two_sided",
-    "SD_FLOOR",
-]
+__all__ = ["LooFits", "loo_fits", "check_fpc", "SD_FLOOR", "floored_sd", "target_score"]
+
 
 #: Floor applied to fitted standard deviations inside the statistics and the PP transform.
 SD_FLOOR = 1e-30
@@ -236,69 +219,12 @@ def _loo_median(score: np.ndarray, group: np.ndarray) -> np.ndarray:
     return 0.5 * (np.take_along_axis(ordered, i1, axis=0) + np.take_along_axis(ordered, i2, axis=0))
 
 
-def _target_score(score: Any, fits: LooFits) -> np.ndarray:
+def target_score(score: Any, fits: LooFits) -> np.ndarray:
     t = np.asarray(score, dtype=np.float64)
     if t.shape != fits.shape:
         raise DataError(f"score has shape {t.shape} but the fits have shape {fits.shape}; pass the fitted score matrix")
     return t
 
 
-def _sd(sd: np.ndarray) -> np.ndarray:
+def floored_sd(sd: np.ndarray) -> np.ndarray:
     return np.maximum(sd, SD_FLOOR)
-
-
-def lira_online(score: Any, fits: LooFits) -> np.ndarray:
-    """Online LiRA: ``log N(t; μ_in, σ_in) − log N(t; μ_out, σ_out)`` for every target (spec §2).
-
-    The log likelihood ratio of IN against OUT (LiRA paper, Algorithm 1); σ floored at :data:`SD_FLOOR`.
-
-    Parameters
-    ----------
-    score : array_like of float, shape (M, N+)
-        The target scores ``t`` (the matrix the fits were made from).
-    fits : LooFits
-
-    Returns
-    -------
-    ndarray of float, shape (M, N+)
-        Larger means "more likely a member".
-
-    Examples
-    --------
-    >>> f = LooFits(*(np.array([[v]]) for v in (1.0, 1.0, 0.0, 1.0, 5, 5)))
-    >>> lira_online(np.array([[0.5]]), f).item()  # equal σ: (μ_in − μ_out)(t − (μ_in + μ_out)/2)/σ²
-    0.0
-    """
-    t = _target_score(score, fits)
-    return stats.norm.logpdf(t, fits.mu_in, _sd(fits.sd_in)) - stats.norm.logpdf(t, fits.mu_out, _sd(fits.sd_out))
-
-
-def lira_offline_one_sided(score: Any, fits: LooFits) -> np.ndarray:
-    """Offline LiRA as in the LiRA *paper*: ``Φ((t − μ_out)/σ_out)``, one-sided (spec §2).
-
-    The probability that an OUT score is at most ``t`` (LiRA paper, offline attack: high scores mean
-    member); it assumes IN scores lie above OUT scores. σ floored at :data:`SD_FLOOR`.
-
-    Examples
-    --------
-    >>> f = LooFits(*(np.array([[v]]) for v in (1.0, 1.0, 0.0, 1.0, 5, 5)))
-    >>> lira_offline_one_sided(np.array([[0.0]]), f).item()
-    0.5
-    """
-    t = _target_score(score, fits)
-    return stats.norm.cdf((t - fits.mu_out) / _sd(fits.sd_out))
-
-
-def lira_offline_two_sided(score: Any, fits: LooFits) -> np.ndarray:
-    """Offline LiRA as in the LiRA *reference code*: ``−log N(t; μ_out, σ_out)``, two-sided (spec §2).
-
-    Large when ``t`` is far from the OUT fit on either side. σ floored at :data:`SD_FLOOR`.
-
-    Examples
-    --------
-    >>> f = LooFits(*(np.array([[v]]) for v in (1.0, 1.0, 0.0, 1.0, 5, 5)))
-    >>> round(lira_offline_two_sided(np.array([[0.0]]), f).item(), 6)  # log √(2π)
-    0.918939
-    """
-    t = _target_score(score, fits)
-    return -stats.norm.logpdf(t, fits.mu_out, _sd(fits.sd_out))

@@ -1,0 +1,35 @@
+"""Membership-inference attacks, each registered by name (spec ``mia.md`` §2).
+
+``ATTACKS`` maps a name to its class; ``evaluate(scores, attack="rmia")`` or
+``evaluate(scores, attack=RMIA(gamma=2))``. An attack turns a ScoreSet into per-target statistics
+(:class:`~dpaudit.mia.attacks._base.Attack`); every evaluation rule then applies to it unchanged.
+Adding an attack is one module plus one line here.
+"""
+
+from __future__ import annotations
+
+from dpaudit._errors import DPAuditError
+from dpaudit.mia.attacks._base import Attack
+from dpaudit.mia.attacks.lira import LiRA
+
+__all__ = ["Attack", "LiRA", "ATTACKS", "attack_from"]
+
+#: The registered attacks by name.
+ATTACKS: dict[str, type[Attack]] = {cls.name: cls for cls in (LiRA,)}
+
+
+def attack_from(spec: str | Attack | None) -> Attack:
+    """An attack instance from a registered name, an instance, or None (LiRA with its defaults).
+
+    Examples
+    --------
+    >>> attack_from("lira")
+    LiRA(location='mean', variance='per-record')
+    """
+    if spec is None:
+        return LiRA()
+    if isinstance(spec, Attack):
+        return spec
+    if not isinstance(spec, str) or spec not in ATTACKS:
+        raise DPAuditError(f"unknown attack {spec!r}; choose from: {', '.join(ATTACKS)}")
+    return ATTACKS[spec]()

@@ -1,0 +1,66 @@
+"""The attack protocol: what an attack gives the evaluation rules (spec ``mia.md`` §2–3).
+
+An attack is a frozen dataclass of its own options with two methods:
+
+* :meth:`Attack.signal` — each target's **membership-agnostic** signal, computed without looking at
+  anyone's membership (LiRA: the raw score; online RMIA: its score). The calibrated rules (PP-normal,
+  PP-t, PP-rank and the per-record estimators) standardise or rank it among the record's OUT targets,
+  which is valid only because it does not depend on the labels it is tested against;
+* :meth:`Attack.statistic` — the attack's own per-target decision statistic (larger = member), which
+  the naive rule pools into one ROC. It may use leave-one-out reference fits of the other models.
+
+``location``/``variance`` configure the leave-one-out Gaussian fits of the signal
+(:func:`dpaudit.mia.fits.loo_fits`) that PP and the parametric rule use and that LiRA's
+statistic reads. Adding an attack is one module defining a subclass plus one line in
+:data:`dpaudit.mia.attacks.ATTACKS`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpaudit._validation import one_of
+from dpaudit.mia.fits import LooFits
+from dpaudit.mia.scores import ScoreSet
+
+__all__ = ["Attack"]
+
+
+@dataclass(frozen=True)
+class Attack:
+    """Base class of the registered attacks; a subclass is a frozen dataclass of its options.
+
+    Parameters
+    ----------
+    location : {"mean", "median"}, default "mean"
+        Location of the leave-one-out Gaussian fits of the signal.
+    variance : {"per-record", "global"}, default "per-record"
+        Per-record variances, or the LiRA paper's pooled "fixed variance".
+    """
+
+    location: str = "mean"
+    variance: str = "per-record"
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    reference: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "location", one_of("location", self.location, ("mean", "median")))
+        object.__setattr__(self, "variance", one_of("variance", self.variance, ("per-record", "global")))
+
+    def signal(self, scores: ScoreSet) -> np.ndarray:
+        """(M, N+) membership-agnostic signal of every target (higher = more likely member)."""
+        raise NotImplementedError
+
+    def statistic(self, scores: ScoreSet, fits: LooFits) -> np.ndarray:
+        """(M, N+) the attack's decision statistic of every target (higher = more likely member)."""
+        raise NotImplementedError
+
+    def options(self) -> dict[str, Any]:
+        """The options as a plain dict (recorded in the report)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

@@ -1,0 +1,61 @@
+"""Input checks shared by the metrics (scores, labels, counts, levels) and numpy's scalar convention."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpaudit._errors import DataError, DPAuditError
+from dpaudit._validation import unit_interval
+
+__all__ = ["as_scores", "as_bool", "check_same_shape", "check_level", "check_counts", "scalar_or_array"]
+
+
+def as_scores(scores: object, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be an array of real numbers, got {type(scores).__name__}") from None
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise DataError(
+            f"{name} must be finite: {int(bad.sum())} of {arr.size} values are NaN or infinite "
+            f"(first at flat index {int(np.flatnonzero(bad)[0])}); drop or impute them before the ROC"
+        )
+    return arr
+
+
+def as_bool(labels: object, name: str) -> np.ndarray:
+    arr = np.asarray(labels)
+    if arr.dtype == bool:
+        return arr
+    if arr.dtype.kind in "iuf" and np.isin(arr, (0, 1)).all():  # 0/1 codes are unambiguous
+        return arr.astype(bool)
+    raise DataError(f"{name} must be boolean (True = member) or 0/1, got dtype {arr.dtype} with other values")
+
+
+def check_same_shape(a: np.ndarray, b: np.ndarray, na: str, nb: str) -> None:
+    if a.shape != b.shape:
+        raise DataError(f"{na} has shape {a.shape} but {nb} has shape {b.shape}; they must match element for element")
+
+
+def check_level(level: float) -> float:
+    return unit_interval("level", level, " (e.g. 0.95)")
+
+
+def check_counts(k: object, n: object, kname: str, nname: str) -> tuple[np.ndarray, np.ndarray]:
+    k_arr, n_arr = np.asarray(k), np.asarray(n)
+    for arr, name in ((k_arr, kname), (n_arr, nname)):
+        if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and not np.all(arr == np.round(arr))):
+            raise DPAuditError(f"{name} must be whole numbers (counts), got {arr!r}")
+    k_arr, n_arr = np.broadcast_arrays(k_arr.astype(np.int64), n_arr.astype(np.int64))
+    if (n_arr < 1).any():
+        raise DPAuditError(f"{nname} must be at least 1 trial, got {n_arr.min()}")
+    if ((k_arr < 0) | (k_arr > n_arr)).any():
+        raise DPAuditError(f"{kname} must satisfy 0 <= {kname} <= {nname}, got {kname}={k_arr!r}, {nname}={n_arr!r}")
+    return k_arr, n_arr
+
+
+def scalar_or_array(arr: np.ndarray) -> float | np.ndarray:
+    """A Python float for 0-d results (numpy's scalar-in, scalar-out convention), else the array."""
+    arr = np.asarray(arr)
+    return float(arr) if arr.ndim == 0 else arr
