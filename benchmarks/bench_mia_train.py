@@ -4,7 +4,7 @@ M = 256 models, N+ = 20,000 pool records, N = 10,000 (each model trains on the r
 Baseline, in the same process: a plain scikit-learn loop — for each model, fit the same pipeline
 (one-hot + standard scaling + LogisticRegression(C=1, lbfgs)) on its training rows and take
 ``predict_proba`` on the pool — with nothing written to disk. Then ``train_run`` with both trainers
-(``per-model``: one pipeline per joblib task; ``batched``: :mod:`dpaudit.mia.batched_logreg`, 64
+(``per-model``: one pipeline per joblib task; ``batched``: :mod:`dpaudit.mia.train.batched_logreg`, 64
 models per task) and n_jobs=1 and 2 (atomic per-model files, progress off). Reported: seconds,
 models/s, and the ratio of each to the baseline (< 1: faster than the plain loop). The loop is also
 timed with BLAS limited to one thread, as train_run runs every fit (on a 2-core machine the default
@@ -31,7 +31,8 @@ import numpy as np  # noqa: E402
 
 from dpaudit import datasets  # noqa: E402
 from dpaudit.mia.designs import keep_matrix  # noqa: E402
-from dpaudit.mia.train import DATASETS, _make_pipeline, load_run, train_run  # noqa: E402
+from dpaudit.mia.train import load_run, train_run  # noqa: E402
+from dpaudit.mia.train.models import make_pipeline  # noqa: E402
 
 
 def sklearn_loop(n_models: int, pool_size: int, seed: int, blas_threads: int | None) -> tuple[float, np.ndarray]:
@@ -43,16 +44,16 @@ def sklearn_loop(n_models: int, pool_size: int, seed: int, blas_threads: int | N
 
 def _loop(n_models: int, pool_size: int, seed: int) -> tuple[float, np.ndarray]:
     frame, _ = datasets.load("adult")
-    spec = DATASETS["adult"]
+    spec = datasets.task("adult")
     t0 = time.perf_counter()
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
     pool = frame.iloc[np.sort(rng.choice(len(frame), pool_size, replace=False))].reset_index(drop=True)
-    y = (pool[spec["label"]] == spec["positive"]).to_numpy(dtype=int)
+    y = (pool[spec.label] == spec.positive).to_numpy(dtype=int)
     keep = keep_matrix(n_models, pool_size, seed=seed)
-    X = pool[spec["categorical"] + spec["numeric"]]
+    X = pool[list(spec.categorical) + list(spec.numeric)]
     out = np.empty((n_models, pool_size))
     for m in range(n_models):
-        pipe = _make_pipeline(DATASETS["adult"]["categorical"], DATASETS["adult"]["numeric"], "logreg", 0).fit(X[keep[m]], y[keep[m]])
+        pipe = make_pipeline(list(spec.categorical), list(spec.numeric), "logreg", 0).fit(X[keep[m]], y[keep[m]])
         p = np.clip(pipe.predict_proba(X)[np.arange(pool_size), y], 1e-300, 1 - 1e-16)
         out[m] = np.log(p) - np.log1p(-p)
     return time.perf_counter() - t0, out
@@ -98,15 +99,15 @@ def main() -> int:
 def exact_scores(pool_size: int, seed: int, n_models: int, models: tuple[int, ...]) -> np.ndarray:
     """φ of sklearn's pipelines solved to tol = 1e-12 (the reference for both trainers' accuracy)."""
     frame, _ = datasets.load("adult")
-    spec = DATASETS["adult"]
+    spec = datasets.task("adult")
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
     pool = frame.iloc[np.sort(rng.choice(len(frame), pool_size, replace=False))].reset_index(drop=True)
-    y = (pool[spec["label"]] == spec["positive"]).to_numpy(dtype=int)
+    y = (pool[spec.label] == spec.positive).to_numpy(dtype=int)
     keep = keep_matrix(n_models, pool_size, seed=seed)
-    X = pool[spec["categorical"] + spec["numeric"]]
+    X = pool[list(spec.categorical) + list(spec.numeric)]
     rows = []
     for m in models:
-        pipe = _make_pipeline(DATASETS["adult"]["categorical"], DATASETS["adult"]["numeric"], "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)
+        pipe = make_pipeline(list(spec.categorical), list(spec.numeric), "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)
         z = pipe.fit(X[keep[m]], y[keep[m]]).decision_function(X)
         rows.append(np.where(y == 1, z, -z))
     return np.vstack(rows)

@@ -1,4 +1,4 @@
-"""dpaudit.mia.batched_logreg: the batched fits are the scikit-learn pipelines' exact minimisers."""
+"""dpaudit.mia.train.batched_logreg: the batched fits are the scikit-learn pipelines' exact minimisers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpaudit._errors import DataError
-from dpaudit.mia.batched_logreg import fit_logistic_batch, fit_pipelines, pool_design
+from dpaudit.mia.train.batched_logreg import fit_logistic_batch, fit_pipelines, pool_design
 
 pytest.importorskip("sklearn")
 

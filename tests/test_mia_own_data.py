@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit.cli import app
-from dpaudit.mia.data import from_file
+from dpaudit.mia.train.data import from_file
 from dpaudit.mia.evaluate import evaluate
 from dpaudit.mia.designs import poisson_keep
 from dpaudit.schema import Binned, Categorical, Schema

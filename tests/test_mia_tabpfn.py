@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from dpaudit._errors import DPAuditError
-from dpaudit.mia.train import TABPFN_WEIGHTS_ENV, _model_seed, load_run, tabpfn_checkpoint, train_run
+from dpaudit.mia.train import TABPFN_WEIGHTS_ENV, load_run, tabpfn_checkpoint, train_run
+from dpaudit.mia.train.models import model_seed
 
 pytest.importorskip("sklearn")
 
@@ -91,7 +92,7 @@ def test_adapter_end_to_end(fake_tabpfn, monkeypatch, tmp_path, adult_available)
     assert cfg["trainer"] == {"name": "per-model"}
     assert cfg["model_params"]["weights_sha256"] == hashlib.sha256(b"weights v1").hexdigest()
     assert [k["model_path"] for k in _StandIn.made] == [str(weights)] * 6
-    assert [k["random_state"] for k in _StandIn.made] == [_model_seed(5, m) for m in range(6)]
+    assert [k["random_state"] for k in _StandIn.made] == [model_seed(5, m) for m in range(6)]
     assert all(k["device"] == "cpu" for k in _StandIn.made)
     s = load_run(run)
     assert np.isfinite(s.score).all()

@@ -14,7 +14,11 @@ import numpy as np
 import pytest
 
 from dpaudit._errors import DataError, DPAuditError
-from dpaudit.mia.train import DATASETS, load_run, logit_confidence, train_run
+from dpaudit import datasets
+from dpaudit.mia.train import load_run, logit_confidence, train_run
+from dpaudit.mia.train.models import make_pipeline
+
+ADULT = datasets.task("adult")
 
 pytest.importorskip("sklearn")
 pytest.importorskip("joblib")
@@ -48,14 +52,11 @@ def loop_run(tmp_path_factory):
 
 
 def _pool_and_labels(run: Path):
-    from dpaudit import datasets
-    from dpaudit.mia.train import DATASETS
-
     cfg = json.loads((run / "run.json").read_text())["config"]
     frame, _ = datasets.load(cfg["dataset"])
     pool = frame.iloc[cfg["pool_indices"]].reset_index(drop=True)
-    spec = DATASETS[cfg["dataset"]]
-    return pool, (pool[spec["label"]] == spec["positive"]).to_numpy(dtype=int), np.load(run / "keep.npy")
+    task = datasets.task(cfg["dataset"])
+    return pool, (pool[task.label] == task.positive).to_numpy(dtype=int), np.load(run / "keep.npy")
 
 
 def test_end_to_end_load_and_evaluate(small_run):
@@ -79,11 +80,10 @@ def test_end_to_end_load_and_evaluate(small_run):
 
 def test_scores_match_sklearn_predict_proba(loop_run, adult_available):
     """φ from the exact logit equals log(p_y / (1 − p_y)) from predict_proba where that is accurate."""
-    from dpaudit.mia.train import _make_pipeline
 
     pool, y, keep = _pool_and_labels(loop_run)
     assert json.loads((loop_run / "run.json").read_text())["config"]["trainer"] == {"name": "per-model"}
-    pipe = _make_pipeline(DATASETS["adult"]["categorical"], DATASETS["adult"]["numeric"], "logreg", 0).fit(pool[keep[2]], y[keep[2]])
+    pipe = make_pipeline(list(ADULT.categorical), list(ADULT.numeric), "logreg", 0).fit(pool[keep[2]], y[keep[2]])
     p = pipe.predict_proba(pool)[np.arange(len(y)), y]
     np.testing.assert_allclose(np.load(loop_run / "scores" / "model_00002.npy"), np.log(p / (1 - p)), atol=1e-8)
 
@@ -91,14 +91,14 @@ def test_scores_match_sklearn_predict_proba(loop_run, adult_available):
 def test_batched_scores_are_the_converged_sklearn_pipelines(small_run, loop_run, adult_available):
     """The batched trainer's model m is sklearn's pipeline m at its exact minimiser (tol → 0); the loop's
     default tol = 1e-4 stops visibly short of it."""
-    from dpaudit.mia.train import BATCHED_PARAMS, _make_pipeline
+    from dpaudit.mia.train import BATCHED_PARAMS
 
     trainer = json.loads((small_run / "run.json").read_text())["config"]["trainer"]
     assert trainer == {"name": "batched", **BATCHED_PARAMS}
     pool, y, keep = _pool_and_labels(small_run)
     batched, loop = load_run(small_run).score, load_run(loop_run).score
     for m in (0, 5):
-        pipe = _make_pipeline(DATASETS["adult"]["categorical"], DATASETS["adult"]["numeric"], "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)
+        pipe = make_pipeline(list(ADULT.categorical), list(ADULT.numeric), "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)
         z = pipe.fit(pool[keep[m]], y[keep[m]]).decision_function(pool)
         exact = np.where(y == 1, z, -z)
         assert np.abs(batched[m] - exact).max() < 1e-4 < np.abs(loop[m] - exact).max()
@@ -233,7 +233,7 @@ def test_argument_errors(tmp_path):
         train_run(tmp_path / "x", model="hgb", n_models=8, pool_size=200, trainer="batched")
     with pytest.raises(DPAuditError, match="batch_size applies to trainer 'batched' only"):
         train_run(tmp_path / "x", model="mlp", n_models=8, pool_size=200, batch_size=4)
-    with pytest.raises(DPAuditError, match="batch_size must be a whole number ≥ 1"):
+    with pytest.raises(DPAuditError, match="batch_size must be an integer >= 1"):
         train_run(tmp_path / "x", n_models=8, pool_size=200, batch_size=0)
     assert not (tmp_path / "x").exists()
     with pytest.raises(DataError, match="not a directory"):

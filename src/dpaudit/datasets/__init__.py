@@ -26,9 +26,34 @@ from dpaudit.datasets._files import DATA_ENV, DataFile, cache_dir, fetch_bytes
 from dpaudit.schema import Schema
 
 __all__ = [
-    "DatasetInfo", "load", "info", "list", "names", "path", "preset",
+    "DatasetInfo", "PredictionTask", "load", "info", "list", "names", "path", "preset", "task",
     "DATA_ENV", "cache_dir", "fetch_bytes", "DataFile",
 ]
+
+
+@dataclass(frozen=True)
+class PredictionTask:
+    """The prediction task a dataset declares, for training target models (``dpaudit mia train``).
+
+    Attributes
+    ----------
+    label : str
+        The column to predict.
+    positive : Any
+        Its positive class.
+    categorical, numeric : tuple of str
+        Feature columns, one-hot encoded or standardised; columns in neither are not features
+        (e.g. Adult's survey weight ``fnlwgt``, credit's ``ID``).
+    """
+
+    label: str
+    positive: Any
+    categorical: tuple[str, ...]
+    numeric: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "positive": self.positive, "categorical": builtins.list(self.categorical),
+                "numeric": builtins.list(self.numeric)}
 
 
 @dataclass(frozen=True)
@@ -52,6 +77,8 @@ class DatasetInfo:
         stand-ins on this data; see docs/datasets.md).
     notes : str
         Preprocessing and stand-in choices, in one paragraph.
+    task : PredictionTask, optional
+        The prediction task for membership-inference experiments, if the dataset declares one.
     """
 
     name: str
@@ -65,6 +92,7 @@ class DatasetInfo:
     loader: Callable[[], Any]
     presets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     notes: str = ""
+    task: PredictionTask | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +108,7 @@ class DatasetInfo:
             "presets": {k: builtins.list(v) for k, v in self.presets.items()},
             "columns": builtins.list(self.schema.columns),
             "notes": self.notes,
+            "task": None if self.task is None else self.task.to_dict(),
         }
 
 
@@ -133,6 +162,16 @@ def preset(name: str, preset_name: str = "paper") -> tuple[str, ...]:
     except KeyError:
         known = ", ".join(meta.presets) or "(none)"
         raise DatasetError(f"dataset {name!r} has no preset {preset_name!r}; presets: {known}") from None
+
+
+def task(name: str) -> PredictionTask:
+    """The prediction task a registered dataset declares (for ``dpaudit mia train``)."""
+    meta = info(name)
+    if meta.task is None:
+        with_task = [n for n in names() if info(n).task is not None]
+        raise DatasetError(f"dataset {name!r} declares no prediction task; datasets with one: {', '.join(with_task)} "
+                           "(or train on your own file: --data FILE --label COL)")
+    return meta.task
 
 
 def path(name: str) -> Path:

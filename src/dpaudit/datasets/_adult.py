@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import math
 
-from dpaudit.datasets import DatasetInfo
+from dpaudit.datasets import DatasetInfo, PredictionTask
 from dpaudit.datasets._files import DataFile, fetch_bytes
 from dpaudit.schema import Binned, Categorical, Schema
 
@@ -96,6 +96,12 @@ INFO = DatasetInfo(
             "sex ⊥ income | hours-per-week",
         ),
     },
+    task=PredictionTask(
+        label="income", positive=">50K",
+        categorical=("workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
+                     "native-country"),
+        numeric=("age", "education-num", "capital-gain", "capital-loss", "hours-per-week"),
+    ),
     notes=(
         "Train and test joined; the test file's first line is skipped and its labels lose their "
         "trailing period. '?' is an ordinary declared category (as the paper's loader treats it). "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import math
 
-from dpaudit.datasets import DatasetInfo
+from dpaudit.datasets import DatasetInfo, PredictionTask
 from dpaudit.datasets._files import DataFile, fetch_bytes
 from dpaudit.schema import Binned, Categorical, Schema
 
@@ -78,6 +78,11 @@ INFO = DatasetInfo(
             f"MARRIAGE ⊥ {TARGET} | AGE",
         ),
     },
+    task=PredictionTask(
+        label=TARGET, positive=1, categorical=("SEX", "EDUCATION", "MARRIAGE"),
+        numeric=("LIMIT_BAL", "AGE", "PAY_0", "PAY_2", "PAY_3", "PAY_4", "PAY_5", "PAY_6",
+                 *(f"BILL_AMT{i}" for i in range(1, 7)), *(f"PAY_AMT{i}" for i in range(1, 7))),
+    ),
     notes=(
         "Not a dataset of the unfairness paper (it is used by the membership-inference work), so it has "
         "no 'paper' preset; preset 'default' audits the default label against SEX (1 male 11,888, 2 female "

@@ -3,8 +3,9 @@
 A :class:`TrainingData` is a pandas frame of candidate records with a binary label and the role of
 every feature (categorical: one-hot encoded; numeric: standardised). Two sources:
 
-* :func:`registered` — a dataset of :mod:`dpaudit.datasets` with a fixed feature list
-  (:data:`DATASETS`: Adult without the survey weight ``fnlwgt``, credit without ``ID``);
+* :func:`registered` — a dataset of :mod:`dpaudit.datasets` that declares a prediction task
+  (:func:`dpaudit.datasets.task`: label, positive class, feature columns; Adult without the survey
+  weight ``fnlwgt``, credit without ``ID``);
 * :func:`from_file` — the user's CSV or Parquet file, a label column and the positive label, with the
   feature roles from a declared :class:`~dpaudit.schema.Schema` (``Categorical`` → categorical,
   ``Binned`` → numeric; only the declared columns are features, and values outside a declared
@@ -28,27 +29,7 @@ import numpy as np
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._io import plain
 
-__all__ = ["TrainingData", "DATASETS", "registered", "from_file"]
-
-#: Fixed feature lists per registered dataset: (label column, positive label, categorical, numeric).
-#: Columns not listed are dropped (Adult: ``fnlwgt``, a survey weight; credit: ``ID``).
-DATASETS: dict[str, dict[str, Any]] = {
-    "adult": {
-        "label": "income",
-        "positive": ">50K",
-        "categorical": ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
-                        "native-country"],
-        "numeric": ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"],
-    },
-    "credit": {
-        "label": "default.payment.next.month",
-        "positive": 1,
-        "categorical": ["SEX", "EDUCATION", "MARRIAGE"],
-        "numeric": ["LIMIT_BAL", "AGE", "PAY_0", "PAY_2", "PAY_3", "PAY_4", "PAY_5", "PAY_6",
-                    *(f"BILL_AMT{i}" for i in range(1, 7)), *(f"PAY_AMT{i}" for i in range(1, 7))],
-    },
-}
-
+__all__ = ["TrainingData", "registered", "from_file", "sha256"]
 
 @dataclass(frozen=True, eq=False)
 class TrainingData:
@@ -98,21 +79,19 @@ class TrainingData:
 
 
 def registered(name: str) -> TrainingData:
-    """A registered dataset with its fixed feature list (:data:`DATASETS`).
+    """A registered dataset's rows and its declared prediction task (:func:`dpaudit.datasets.task`).
 
     Raises
     ------
-    DPAuditError
-        For an unknown name (the message lists the known ones).
+    DatasetError
+        For an unknown name, or a dataset that declares no prediction task (the message lists those
+        that do).
     """
-    if name not in DATASETS:
-        raise DPAuditError(f"dataset must be one of {', '.join(DATASETS)} (or use --data FILE --label COL), "
-                           f"got {name!r}")
     from dpaudit import datasets
 
+    task = datasets.task(name)
     frame, _ = datasets.load(name)
-    spec = DATASETS[name]
-    return TrainingData(frame, spec["label"], spec["positive"], list(spec["categorical"]), list(spec["numeric"]),
+    return TrainingData(frame, task.label, task.positive, list(task.categorical), list(task.numeric),
                         {"dataset": name})
 
 

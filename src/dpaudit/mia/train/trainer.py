@@ -1,0 +1,289 @@
+"""Train the M models of an experiment and write their scores (spec ``mia.md`` §1, §5).
+
+:func:`train_run` draws a pool of N+ records from a registered dataset's prediction task or the
+user's CSV/Parquet file (:mod:`dpaudit.mia.train.data`), a membership design
+(:mod:`dpaudit.mia.designs`), trains M models (:mod:`dpaudit.mia.train.models`; logistic regressions
+many at a time by :mod:`dpaudit.mia.train.batched_logreg`) under joblib, and writes each finished
+model's scores to the run directory (:mod:`dpaudit.mia.train.run`), so an interrupted run resumes
+where it stopped.
+
+Reproducibility
+---------------
+All randomness derives from ``seed``: the pool from ``SeedSequence(seed, spawn_key=(0,))``, the keep
+matrix from ``keep_matrix(M, N+, seed=seed)`` (or ``poisson_keep``), and model ``m``'s own randomness
+(MLP initialisation, HGB subsampling) from ``SeedSequence(seed, spawn_key=(2, m))`` only — never from
+the order or the process in which models are trained. BLAS runs single-threaded inside each fit
+(parallelism comes from joblib), and the batched trainer solves fixed blocks of model indices (a
+resumed run recomputes whole blocks), so a resumed run, or one with another ``n_jobs``, is
+bit-identical to an uninterrupted one on the same machine and library versions (recorded in
+``run.json``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit._errors import DataError, DPAuditError
+from dpaudit._validation import one_of, seed_value, whole_number
+from dpaudit.mia.designs import keep_matrix, poisson_keep
+from dpaudit.mia.train.data import from_file, registered
+from dpaudit.mia.train.models import MODELS, binary_logit, make_pipeline, model_seed, resolve_model
+from dpaudit.mia.train.run import RUN_FORMAT, RUN_VERSION, finished_models, prepare, save_score, versions
+
+__all__ = ["train_run", "TRAINERS", "DESIGNS", "BATCHED_PARAMS"]
+
+#: How the models are fitted: "per-model" (one scikit-learn pipeline per joblib task) or "batched"
+#: (logistic regression only: :mod:`dpaudit.mia.train.batched_logreg`, ``batch_size`` models per task).
+TRAINERS = ("auto", "batched", "per-model")
+#: Membership designs: "efficient" (every record IN in exactly M/2 models, N = N+/2) or "poisson"
+#: (every keep[m, x] an independent Bernoulli(N/N+) draw, any N; :func:`dpaudit.mia.designs.poisson_keep`).
+DESIGNS = ("efficient", "poisson")
+#: Settings of the batched logistic-regression trainer (recorded in run.json): models per task,
+#: gradient tolerance on the mean loss (sklearn's loop: tol = 1e-4), iteration cap.
+BATCHED_PARAMS: dict[str, Any] = {"batch_size": 64, "gtol": 1e-8, "max_iter": 1000}
+
+
+def _train_models(models: list[int], members: np.ndarray, features: Any, y: np.ndarray, categorical: list[str],
+                  numeric: list[str], model: str, seed: int, trainer: str) -> list[tuple[int, np.ndarray]]:
+    """Fit models ``models`` (one, or one batch; ``members[i]`` = ``keep[models[i]]``) on their pool
+    rows; return each one's φ of every pool record."""
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        # A model stopped by max_iter is still a model of the experiment; don't abort the run.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        if trainer == "batched":
+            from dpaudit.mia.train.batched_logreg import fit_pipelines
+
+            logits = fit_pipelines(features, y, members, categorical=categorical, numeric=numeric,
+                                   C=MODELS["logreg"].params["C"], gtol=BATCHED_PARAMS["gtol"],
+                                   max_iter=BATCHED_PARAMS["max_iter"]).logits
+        else:
+            logits = np.empty((len(models), len(y)))
+            for row, (m, member) in enumerate(zip(models, members)):
+                pipe = make_pipeline(categorical, numeric, model, model_seed(seed, m))
+                pipe.fit(features.iloc[np.flatnonzero(member)], y[member])
+                logits[row] = binary_logit(pipe, features, from_proba=":" in model)
+    return [(m, np.where(y == 1, z, -z)) for m, z in zip(models, logits)]
+
+
+def _progress(enabled: bool, total: int, done: int) -> Any:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    bar = Progress(TextColumn("training models"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                   console=console, disable=not (enabled and console.is_terminal), transient=False)
+    return bar
+
+
+def _require_ml() -> None:
+    try:
+        import joblib  # noqa: F401
+        import sklearn  # noqa: F401
+        import threadpoolctl  # noqa: F401
+    except ImportError as exc:
+        raise DPAuditError(f"training models needs scikit-learn and joblib ({exc}): pip install 'dpaudit[mia]'") from None
+
+
+def train_run(
+    out_dir: str | os.PathLike[str],
+    *,
+    dataset: str | None = None,
+    data: str | os.PathLike[str] | None = None,
+    label: str | None = None,
+    positive: Any = None,
+    schema: Any = None,
+    model: str = "logreg",
+    n_models: int,
+    pool_size: int,
+    train_size: int | None = None,
+    design: str = "efficient",
+    seed: int = 0,
+    n_jobs: int = 1,
+    resume: bool = False,
+    progress: bool = True,
+    trainer: str = "auto",
+    batch_size: int | None = None,
+) -> Path:
+    """Train M models on membership splits of a pool and write their scores to ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : path
+        The run directory (module docstring). Must not exist or be empty unless ``resume``.
+    dataset : {"adult", "credit"}, optional
+        A registered dataset with a prediction task (:func:`dpaudit.datasets.task`); the default when no
+        ``data`` is given is ``"adult"``.
+    data : path, optional
+        Instead of ``dataset``: the user's CSV or Parquet file (:func:`dpaudit.mia.train.data.from_file`),
+        with ``label`` (required), ``positive`` (default: the larger label in string order) and
+        ``schema`` (a Schema or schema JSON path declaring the features; default: inferred from the
+        column types).
+    model : str
+        ``"logreg"`` (C = 1; deterministic, all variance from data sampling), ``"mlp"`` (one hidden
+        layer of 64), ``"hgb"`` (histogram gradient-boosted trees; :data:`~dpaudit.mia.train.models.MODELS`), ``"tabpfn"``
+        (only when the ``tabpfn`` package is installed and ``$DPAUDIT_TABPFN_WEIGHTS`` names a local
+        checkpoint, :func:`tabpfn_checkpoint`), or ``"package.module:factory"``: any importable
+        callable returning a scikit-learn-compatible classifier with ``predict_proba``
+        (:func:`resolve_model`), fitted after the same preprocessing (one-hot categoricals, scaled
+        numerics) and scored by the log-odds of its probabilities.
+    n_models : int
+        M, ≥ 6 (leave-one-out fits need 3 IN and 3 OUT models per record); even for the efficient design.
+    pool_size : int
+        N+, records drawn without replacement from the data.
+    train_size : int, optional
+        N, the expected training-set size. The efficient design fixes N = N+ // 2; the Poisson design
+        takes any 0 < N < N+ (default N+ // 2). The FPC of the evaluation is 1 − N/N+.
+    design : {"efficient", "poisson"}
+        The membership design (:data:`DESIGNS`): efficient LiRA's (every record IN in exactly M/2
+        models, :func:`~dpaudit.mia.scores.keep_matrix`) or Poisson sampling (record x in model m's
+        training set with probability N/N+, independently; :func:`~dpaudit.mia.scores.poisson_keep`).
+    seed : int
+        Root of all randomness (module docstring, "Reproducibility").
+    n_jobs : int
+        joblib workers (-1: all cores). Runs under any joblib backend
+        (``with joblib.parallel_config(backend="dask"): train_run(...)``). A factory's module must be
+        importable in the workers (installed, or on ``PYTHONPATH``).
+    resume : bool
+        Keep finished models of an existing run with the same configuration; train the rest. The
+        result is bit-identical to an uninterrupted run.
+    progress : bool
+        Show a progress bar (models done, rate, ETA) on stderr when it is a terminal.
+    trainer : {"auto", "batched", "per-model"}
+        ``"batched"`` fits logistic-regression models ``batch_size`` at a time by
+        :func:`dpaudit.mia.train.batched_logreg.fit_pipelines` (the same pipelines' exact minimisers, solved
+        to a 10⁴× tighter gradient tolerance than sklearn's L-BFGS default; ~15× faster than the
+        loop, ``benchmarks/bench_mia_train.py``); ``"per-model"`` fits one scikit-learn pipeline per
+        task. ``"auto"``: batched for logreg, per-model otherwise. Recorded in ``run.json``.
+    batch_size : int, optional
+        Models per batched task (default ``BATCHED_PARAMS["batch_size"]`` = 64). Batches are fixed
+        blocks of model indices, so a resumed run recomputes whole batches and stays bit-identical;
+        another batch size changes scores only by rounding (≲ 1e-7).
+
+    Returns
+    -------
+    Path
+        ``out_dir``; read it with :func:`load_run`.
+
+    Raises
+    ------
+    DPAuditError
+        Bad arguments, an unusable data file or model, or a training set with one class. All are
+        checked before anything is written. DataError: a run directory that exists (without
+        ``resume``), is corrupt, or holds a different configuration.
+    """
+    _require_ml()
+    from joblib import Parallel, delayed
+
+    if data is None and (label is not None or positive is not None or schema is not None):
+        raise DPAuditError("label, positive and schema describe a data file: pass it with data=... (--data FILE)")
+    if data is not None and dataset is not None:
+        raise DPAuditError("give either a registered dataset or a data file, not both")
+    model, model_params = resolve_model(model)
+    n_models = whole_number("n_models", n_models, minimum=6)
+    pool_size = whole_number("pool_size", pool_size, minimum=4)
+    design = one_of("design", design, DESIGNS)
+    if design == "efficient":
+        if n_models % 2:
+            raise DPAuditError(f"n_models must be even (every record IN in exactly M/2 models), got {n_models}")
+        if train_size is not None and train_size != pool_size // 2:
+            raise DPAuditError(
+                f"train_size must be pool_size // 2 = {pool_size // 2} under the efficient design (each model trains "
+                f"on half the pool on average), got {train_size!r}; use design 'poisson' (--design poisson) for "
+                "another training-set size")
+    train_size = pool_size // 2 if train_size is None else whole_number("train_size", train_size, minimum=1)
+    if not train_size < pool_size:
+        raise DPAuditError(f"train_size must be smaller than pool_size = {pool_size}, got {train_size}")
+    seed = int(seed_value("seed", seed, allow_none=False))  # type: ignore[arg-type]
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise DPAuditError(f"n_jobs must be a non-zero whole number (-1: all cores), got {n_jobs!r}")
+    trainer = one_of("trainer", trainer, TRAINERS)
+    if trainer == "auto":
+        trainer = "batched" if model == "logreg" else "per-model"
+    if trainer == "batched" and model != "logreg":
+        raise DPAuditError(f"trainer 'batched' fits logistic regression only, not {model!r}; use trainer 'per-model'")
+    if batch_size is not None and trainer != "batched":
+        raise DPAuditError("batch_size applies to trainer 'batched' only")
+    batch = whole_number("batch_size", BATCHED_PARAMS["batch_size"] if batch_size is None else batch_size, minimum=1)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not resume:
+        raise DataError(f"{out} is not empty; pass resume=True (--resume) to continue that run, or choose a new directory")
+
+    if data is not None:
+        if label is None:
+            raise DPAuditError("a data file needs its label column: label=... (--label COL)")
+        source = from_file(data, label=label, positive=positive, schema=schema)
+    else:
+        source = registered(dataset or "adult")
+    n_rows = len(source.frame)
+    if pool_size > n_rows:
+        raise DPAuditError(f"pool_size {pool_size} exceeds the {n_rows:,} rows of {source.name!r}")
+    pool_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
+    pool_idx = np.sort(pool_rng.choice(n_rows, size=pool_size, replace=False))
+    if design == "efficient":
+        keep = keep_matrix(n_models, pool_size, seed=seed)
+        design_cfg: dict[str, Any] = {"name": "efficient"}
+    else:
+        keep = poisson_keep(n_models, pool_size, inclusion=train_size / pool_size, seed=seed)
+        design_cfg = {"name": "poisson", "inclusion": train_size / pool_size,
+                      "mean_train_size": float(keep.sum(axis=1).mean())}
+    y = source.labels(pool_idx)
+    _check_two_classes(keep, y)
+    config = {
+        **source.config(), "model": model, "n_models": n_models, "pool_size": pool_size,
+        "train_size": train_size, "seed": seed, "pool_indices": pool_idx.tolist(),
+        "model_params": model_params, "design": design_cfg,
+        "trainer": {"name": trainer, **({**BATCHED_PARAMS, "batch_size": batch} if trainer == "batched" else {})},
+        "score": "logit-scaled confidence log p_y - log sum_{c!=y} p_c",
+    }
+    header = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": config, "versions": versions()}
+    prepare(out, header, keep)
+    done = finished_models(out, n_models)
+
+    finished = set(done)
+    # Tasks: one model each, or the fixed blocks [k·batch, (k+1)·batch) that still miss a model (a
+    # block is recomputed whole, so its models come out as in an uninterrupted run).
+    size = batch if trainer == "batched" else 1
+    tasks = [list(range(lo, min(lo + size, n_models))) for lo in range(0, n_models, size)]
+    tasks = [t for t in tasks if not finished.issuperset(t)]
+    if not tasks:
+        return out
+
+    features = source.features(pool_idx)
+    jobs = (delayed(_train_models)(t, keep[t], features, y, source.categorical, source.numeric, model, seed, trainer)
+            for t in tasks)
+    runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+    bar = _progress(progress, n_models, len(done))
+    start, new = time.perf_counter(), 0
+    with bar:
+        task = bar.add_task("train", total=n_models, completed=len(done), rate="")
+        for results in runner(jobs):
+            for m, row in results:
+                if m not in finished:
+                    save_score(out, m, row)
+                    new += 1
+                    bar.update(task, advance=1)
+            bar.update(task, rate=f"{new / max(time.perf_counter() - start, 1e-9):.2f} models/s")
+    return out
+
+
+def _check_two_classes(keep: np.ndarray, y: np.ndarray) -> None:
+    """Refuse (before anything is written) a design in which some model's training set has one class."""
+    positives = keep.astype(np.int64) @ y
+    sizes = keep.sum(axis=1)
+    bad = np.flatnonzero((positives == 0) | (positives == sizes))
+    if bad.size:
+        m = int(bad[0])
+        raise DataError(f"model {m}'s training set ({int(sizes[m])} records) holds only one class, as do {bad.size} "
+                        "model(s) in all; use a larger pool (or train_size) or a label with both classes common")
