@@ -170,3 +170,12 @@ def test_cli_train_then_evaluate_run_directory(tmp_path, adult_available):
                                 "--model", "mlp", "--trainer", "batched"])
     assert wrong.exit_code == 2 and "fits logistic regression only" in wrong.stderr
     assert not (tmp_path / "mlp").exists()
+
+
+def test_report_round_trips_through_json(large):
+    from dpaudit.report.json import read_json, render_json
+
+    _, rep = large
+    back = read_json(render_json(rep))
+    assert back.to_dict() == json.loads(render_json(rep)) and str(back) == str(rep)
+    assert back.rows[1].rules["pp_t"] == rep.rows[1].rules["pp_t"]

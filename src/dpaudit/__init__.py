@@ -7,6 +7,7 @@ measured on the data and released with ε-differential privacy (Vologdin, Tao, G
 imported when data of their kind arrive.
 """
 
+from dpaudit._version import __version__
 from dpaudit._errors import (
     BudgetError,
     CriterionError,
@@ -17,14 +18,13 @@ from dpaudit._errors import (
 )
 from dpaudit import datasets
 from dpaudit.audit import audit, repair_wcnf, split_budget
-from dpaudit.counts import CountTable, count_tables
+from dpaudit.counts import CountTable, count_tables, infer_schema
 from dpaudit.criteria import Criterion, parse_criteria
 from dpaudit.measures import MEASURES, TVD, Measure, Repair, TopContribution, mutual_information, u_mi_tvd
 from dpaudit.privacy import Budget, Release, exact_release, laplace_release
 from dpaudit.results import AuditResult, MeasureResult
 from dpaudit.schema import Binned, Categorical, Schema
 
-__version__ = "0.1.0"
 
 __all__ = [
     "AuditResult",
@@ -51,6 +51,7 @@ __all__ = [
     "count_tables",
     "datasets",
     "exact_release",
+    "infer_schema",
     "laplace_release",
     "mutual_information",
     "parse_criteria",

@@ -15,7 +15,7 @@ from typing import Any
 
 from dpaudit._errors import DPAuditError, SchemaError
 from dpaudit._validation import positive
-from dpaudit.counts import count_tables
+from dpaudit.counts import count_tables, infer_schema
 from dpaudit.criteria import CriterionLike, parse_criteria
 from dpaudit.measures import MEASURES, Measure, measure_from
 from dpaudit.privacy import Budget, exact_release, laplace_release
@@ -54,7 +54,7 @@ def _resolve_schema(data: Any, schema: Schema | str | None) -> Schema:
     if isinstance(schema, Schema):
         return schema
     if schema == "infer":
-        return Schema.infer(data)
+        return infer_schema(data)
     if schema is None:
         raise SchemaError(
             "no schema given: declare the domains (schema=Schema({...}) or a JSON file), or pass "
@@ -184,7 +184,7 @@ def audit(
     elif split is not None:
         raise DPAuditError("split shares ε between measures: it needs epsilon (a DP release)")
     resolved = _resolve_schema(data, schema)  # a wrong kind of schema is refused before it reads the data
-    not_dp = ("domains were inferred from the data (Schema.infer), which leaks which values occur",) if resolved.data_derived else ()
+    not_dp = ("domains were inferred from the data (infer_schema), which leaks which values occur",) if resolved.data_derived else ()
 
     tables = count_tables(data, crits, resolved)
     n = tables[0].n

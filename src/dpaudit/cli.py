@@ -135,7 +135,7 @@ def fairness(
                    split=shares, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
                    time_limit=time_limit)
     if as_json:
-        _write_json(result.to_dict(), None)
+        _write_json(result, None)
     else:
         from dpaudit.report.rich import print_audit
 
@@ -202,10 +202,12 @@ mia_app = typer.Typer(no_args_is_help=True, help="Membership-inference evaluatio
 app.add_typer(mia_app, name="mia")
 
 
-def _write_json(doc: dict[str, Any], out: Optional[Path]) -> None:
-    from dpaudit._io import atomic_write_text, to_jsonable
+def _write_json(result: Any, out: Optional[Path]) -> None:
+    """A typed result's JSON document, to ``out`` (atomically) or to stdout."""
+    from dpaudit._io import atomic_write_text
+    from dpaudit.report.json import render_json
 
-    text = json.dumps(to_jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    text = render_json(result)
     if out is not None:
         atomic_write_text(out, text)
     else:
@@ -242,7 +244,7 @@ def mia_evaluate(
     report = evaluate(scores, fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
                       n_boot=n_boot, strict=strict, seed=seed, sign=sign)
     if as_json:
-        _write_json(report.to_dict(), None)
+        _write_json(report, None)
     else:
         typer.echo(str(report))
 
@@ -313,9 +315,9 @@ def mia_simulate(
         result = simulate.fpc_simulation(pool_size=pool, train_size=train, n_models=models, n_repeats=repeats,
                                          design=design, seed=seed)
         if out is not None:
-            _write_json(result.to_dict(), out)
+            _write_json(result, out)
         if as_json:
-            _write_json(result.to_dict(), None)
+            _write_json(result, None)
         elif out is None:
             typer.echo(str(result))
         return

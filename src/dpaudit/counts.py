@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError
+from dpaudit._io import plain
 from dpaudit.criteria import Criterion, check_columns
 from dpaudit.schema import Binned, Categorical, Domain, Schema, _is_missing
 
@@ -172,6 +173,33 @@ def distinct_values(data: Any, columns: Sequence[str] | None = None) -> dict[str
         uniq = uniq.collect() if hasattr(uniq, "collect") else uniq
         out[col] = uniq.get_column(col).to_list()
     return out
+
+
+def infer_schema(data: Any, columns: Iterable[str] | None = None, *, missing_label: str = "Missing") -> Schema:
+    """Read categorical domains off the data (every distinct value becomes a category).
+
+    The result has ``data_derived=True``: it leaks which values occur, so releases computed with it
+    are **not** differentially private and say so. Missing entries become ``missing_label``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> infer_schema(pd.DataFrame({"a": ["y", "x", None]}))["a"]
+    Categorical(values=('x', 'y', 'Missing'), missing='Missing')
+    """
+    found = distinct_values(data, None if columns is None else list(columns))
+    doms: dict[str, Domain] = {}
+    for name, values in found.items():
+        present = [v for v in values if not _is_missing(v)]
+        has_missing = len(present) != len(values)
+        try:
+            present.sort()
+        except TypeError:
+            present.sort(key=repr)
+        if has_missing and missing_label not in present:
+            present.append(missing_label)
+        doms[name] = Categorical(tuple(plain(v) for v in present), missing=missing_label if has_missing else None)
+    return Schema(doms, data_derived=True, source="inferred from the data")
 
 
 def _bin_expression(name: str, domain: Binned, dtype: Any) -> Any:

@@ -6,8 +6,8 @@ declares, per column, either a finite list of categorical values (:class:`Catego
 for a numeric column (:class:`Binned`). Count tables are indexed by these domains, so empty cells of
 the declared domain are present (with count 0) and nothing about the domain depends on the data.
 
-:meth:`Schema.infer` builds a schema from the data for convenience; such a schema is marked
-``data_derived=True`` and every release computed with it says ``"dp": false`` and why.
+:func:`dpaudit.counts.infer_schema` builds a schema from the data for convenience; such a schema
+is marked ``data_derived=True`` and every release computed with it says ``"dp": false`` and why.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from dpaudit._errors import SchemaError
-from dpaudit._io import plain, to_jsonable
+from dpaudit._io import to_jsonable
 
 __all__ = ["Categorical", "Binned", "Domain", "Schema"]
 
@@ -197,7 +197,7 @@ class Schema:
     ----------
     columns : mapping of str to Categorical or Binned
     data_derived : bool, default False
-        True when the domains were read off the data (:meth:`infer`): releases computed with such a
+        True when the domains were read off the data (:func:`dpaudit.counts.infer_schema`): releases computed with such a
         schema are not differentially private and say so.
 
     Examples
@@ -273,33 +273,6 @@ class Schema:
             raise SchemaError('schema JSON must be an object with a "columns" object')
         columns = {name: _domain_from_dict(name, spec) for name, spec in raw["columns"].items()}
         return cls(columns, data_derived=bool(raw.get("data_derived", False)))
-
-    # -- inference ----------------------------------------------------------------------------------
-    @classmethod
-    def infer(
-        cls, data: Any, columns: Iterable[str] | None = None, *, missing_label: str = "Missing"
-    ) -> Schema:
-        """Read categorical domains off the data (every distinct value becomes a category).
-
-        The result has ``data_derived=True``: it leaks which values occur, so releases computed with
-        it are **not** differentially private and say so. Missing entries become ``missing_label``.
-        """
-        from dpaudit.counts import distinct_values
-
-        found = distinct_values(data, None if columns is None else list(columns))
-        doms: dict[str, Domain] = {}
-        for name, values in found.items():
-            present = [v for v in values if not _is_missing(v)]
-            has_missing = len(present) != len(values)
-            try:
-                present.sort()
-            except TypeError:
-                present.sort(key=repr)
-            if has_missing and missing_label not in present:
-                present.append(missing_label)
-            doms[name] = Categorical(tuple(plain(v) for v in present),
-                                     missing=missing_label if has_missing else None)
-        return cls(doms, data_derived=True, source="inferred from the data")
 
     def require(self, columns: Sequence[str]) -> None:
         """Raise SchemaError naming every column in ``columns`` that the schema does not declare."""
