@@ -254,7 +254,9 @@ def test_write_census_leaves_no_temp_file_on_error(tmp_path, monkeypatch):
             raise RuntimeError("generator failed")
         return real_block(seed, index, dependence)
 
-    monkeypatch.setattr(synthetic, "_block", failing_block)
+    import sys
+
+    monkeypatch.setattr(sys.modules["dpaudit.datasets.synthetic.census"], "_block", failing_block)  # its module
     with pytest.raises(RuntimeError, match="generator failed"):
         write_census(target, 3 * synthetic._BLOCK, chunk_rows=synthetic._BLOCK)
     assert calls == [0, 1, 2]
