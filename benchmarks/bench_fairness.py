@@ -375,8 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             frame = make()
             dtypes = ", ".join(f"{c}: {frame[c].dtype}" for c in ("sex", "hours-per-week"))
             t = interleaved({
-                "audit": lambda: run_audit(frame, sch),
-                "duckdb": lambda: duckdb_frame(frame),
+                "audit": lambda frame=frame: run_audit(frame, sch),
+                "duckdb": lambda frame=frame: duckdb_frame(frame),
             }, args.repeat)
             check(run_audit(frame, sch), duckdb_frame(frame), sch, frame_rows)
             report.add(f"{name} DataFrame, {frame_rows:,} rows", t["audit"], t["duckdb"], dtypes)

@@ -20,7 +20,6 @@ sys.path.insert(0, str(_SRC))
 import numpy as np  # noqa: E402
 
 from dpaudit.mia.evaluate import evaluate  # noqa: E402
-
 from dpaudit.mia.simulate import gaussian_scores  # noqa: E402
 
 

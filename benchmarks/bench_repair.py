@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_fairness as bf  # noqa: E402  (puts this tree's src/ first on sys.path)
 
 import dpaudit  # noqa: E402
-from dpaudit.measures import MEASURES  # noqa: E402
+from dpaudit.measures import TVD, Repair  # noqa: E402
 
 
 def best_of(fn, repeat: int) -> float:
@@ -38,12 +38,13 @@ def run(label: str, data, schema, repeat: int) -> None:
     crits = dpaudit.parse_criteria(bf.CRITERIA)
     tvd = best_of(lambda: dpaudit.audit(data, crits, measures=("tvd",), schema=schema), repeat)
     tables = dpaudit.count_tables(data, crits, schema)
-    tvd_only = best_of(lambda: MEASURES["tvd"].assess(tables, details=True), repeat)
+    tvd_only = best_of(lambda: TVD().assess(tables, details=True), repeat)
     print(f"\n{label}: audit with U_MI^TVD {tvd:.3f} s (measure alone on the count tables {tvd_only * 1e3:.2f} ms)")
     print(f"  {'semantics':<9} {'audit s':>8} {'ratio to TVD audit':>19} {'measure alone ms':>17}   U_R (exact?)")
     for semantics in ("ci", "bag", "set"):
-        t = best_of(lambda: dpaudit.audit(data, crits, measures=("repair",), schema=schema, semantics=semantics), repeat)
-        alone = best_of(lambda: MEASURES["repair"].assess(tables, details=True, semantics=semantics, time_limit=10.0), repeat)
+        t = best_of(lambda s=semantics: dpaudit.audit(data, crits, measures=("repair",), schema=schema, semantics=s),
+                    repeat)
+        alone = best_of(lambda s=semantics: Repair(semantics=s).assess(tables, details=True), repeat)
         res = dpaudit.audit(data, crits, measures=("repair",), schema=schema, semantics=semantics)
         rep = res["repair"]
         print(f"  {semantics:<9} {t:>8.3f} {t / tvd:>18.2f}x {alone * 1e3:>17.2f}   "

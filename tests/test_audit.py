@@ -1,5 +1,6 @@
 """The audit API: exact and DP modes, the result object, schema handling, budget sharing."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -118,7 +119,7 @@ def test_result_prints_and_serialises(frame, schema):
     d = json.loads(res.to_json())
     assert d["criteria"] == CRITERIA and d["n"] == 2000 and d["mode"] == "exact"
     assert d["stages"][0].startswith("counted 2,000 rows")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         res.n = 3  # frozen
 
 

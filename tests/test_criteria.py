@@ -302,7 +302,7 @@ def test_check_columns_empty_criteria():
 
 
 def test_bar_before_independence_symbol_is_rejected():
-    from dpaudit import CriterionError, Criterion
+    from dpaudit import Criterion, CriterionError
 
     with pytest.raises(CriterionError, match=r"has '\|' before '⊥'"):
         Criterion.parse("sex|a ⊥ income")

@@ -9,7 +9,6 @@ import urllib.request
 import pytest
 
 from dpaudit import DatasetError, audit, datasets
-from dpaudit.datasets import _files
 
 
 def test_adult_rows_labels_and_schema(adult_available):

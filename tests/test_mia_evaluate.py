@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 from dpaudit import DPAuditError
 from dpaudit.cli import app
 from dpaudit.mia.evaluate import RULES, evaluate
-from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.simulate import gaussian_scores
 
 

@@ -13,8 +13,8 @@ import pytest
 from scipy import stats
 
 from dpaudit._errors import DataError, DPAuditError
-from dpaudit.mia.calibrate import fpc_factor, pp_transform, threshold
 from dpaudit.mia.attacks.lira import lira_offline_one_sided, lira_offline_two_sided, lira_online
+from dpaudit.mia.calibrate import fpc_factor, pp_transform, threshold
 from dpaudit.mia.designs import keep_matrix
 from dpaudit.mia.fits import SD_FLOOR, LooFits, loo_fits
 

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit.cli import app
-from dpaudit.mia.train.data import from_file
-from dpaudit.mia.evaluate import evaluate
 from dpaudit.mia.designs import poisson_keep
+from dpaudit.mia.evaluate import evaluate
+from dpaudit.mia.train.data import from_file
 from dpaudit.schema import Binned, Categorical, Schema
 
 pytest.importorskip("sklearn")

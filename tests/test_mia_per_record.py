@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.mia.calibrate import threshold
-from dpaudit.mia.evaluate import RULES, evaluate
 from dpaudit.mia.attacks.lira import lira_online
+from dpaudit.mia.calibrate import threshold
+from dpaudit.mia.designs import keep_matrix
+from dpaudit.mia.evaluate import RULES, evaluate
 from dpaudit.mia.fits import loo_fits
 from dpaudit.mia.per_record import (
     conformal_ranks,
@@ -32,7 +33,6 @@ from dpaudit.mia.per_record import (
     normal_tail_umvue,
     parametric_per_record,
 )
-from dpaudit.mia.designs import keep_matrix
 from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.simulate import gaussian_scores
 

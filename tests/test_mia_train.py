@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpaudit._errors import DataError, DPAuditError
 from dpaudit import datasets
+from dpaudit._errors import DataError, DPAuditError
 from dpaudit.mia.train import load_run, logit_confidence, train_run
 from dpaudit.mia.train.models import make_pipeline
 

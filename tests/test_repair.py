@@ -11,7 +11,6 @@ from hypothesis.extra.numpy import arrays
 
 from dpaudit import Categorical, DPAuditError, Schema, audit
 from dpaudit.measures import _center as center_module
-from dpaudit.measures import repair as repair_module
 from dpaudit.measures.repair import repair_block, two_row_ci, u_r
 
 

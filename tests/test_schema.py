@@ -301,7 +301,7 @@ class TestJson:
     @pytest.mark.parametrize("spec", ['{"values": [1]}', '[1, 2]', '"categorical"'])
     def test_domain_without_type(self, spec):
         with pytest.raises(SchemaError, match=r"column 'age': expected an object with a 'type'"):
-            Schema.from_json('{"columns": {"age": %s}}' % spec)
+            Schema.from_json(f'{{"columns": {{"age": {spec}}}}}')
 
     def test_categorical_without_values(self):
         with pytest.raises(SchemaError, match=r"column 'sex': a categorical domain needs 'values'"):

@@ -131,5 +131,5 @@ def test_cross_block_family_approaches_the_proven_constant():
     after[1, 0, 0] += 1  # ... and lands in an empty corner of block b
     n = before.sum()
     change = n * (measure.value(after) - measure.value(before))
-    assert 12.0 < change < 38 / 3 < measure.sensitivity([Criterion.parse("p ⊥ o | a")], 1) 
+    assert 12.0 < change < 38 / 3 < measure.sensitivity([Criterion.parse("p ⊥ o | a")], 1)
     assert change == pytest.approx(12.23, abs=0.01)

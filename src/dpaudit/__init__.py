@@ -7,7 +7,7 @@ measured on the data and released with ε-differential privacy (Vologdin, Tao, G
 imported when data of their kind arrive.
 """
 
-from dpaudit._version import __version__
+from dpaudit import datasets
 from dpaudit._errors import (
     BudgetError,
     CriterionError,
@@ -16,7 +16,7 @@ from dpaudit._errors import (
     DPAuditError,
     SchemaError,
 )
-from dpaudit import datasets
+from dpaudit._version import __version__
 from dpaudit.audit import audit, repair_wcnf, split_budget
 from dpaudit.counts import CountTable, count_tables, infer_schema
 from dpaudit.criteria import Criterion, parse_criteria
@@ -25,8 +25,8 @@ from dpaudit.privacy import Budget, Release, exact_release, laplace_release
 from dpaudit.results import AuditResult, MeasureResult
 from dpaudit.schema import Binned, Categorical, Schema
 
-
 __all__ = [
+    "__version__",
     "AuditResult",
     "Binned",
     "Budget",

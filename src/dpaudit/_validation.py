@@ -53,9 +53,10 @@ def whole_number(name: str, value: Any, *, minimum: int | None = None, maximum: 
     ...
     dpaudit._errors.DPAuditError: k must be an integer >= 1, got 0
     """
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum):
-        return int(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        number_ = int(value)
+        if (minimum is None or number_ >= minimum) and (maximum is None or number_ <= maximum):
+            return number_
     raise error(WHOLE.format(name=name, bounds=_bounds(minimum, maximum), value=value))
 
 
@@ -82,7 +83,7 @@ def number(name: str, value: Any, *, low: float | None = None, high: float | Non
 
 def positive(name: str, value: Any, *, error: type[DPAuditError] = DPAuditError) -> float:
     """A finite number > 0 (ε, a sensitivity, a total budget)."""
-    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value)) and float(value) > 0:
         return float(value)
     raise error(POSITIVE.format(name=name, value=value))
 
@@ -126,6 +127,6 @@ def seed_value(name: str, value: Any, *, allow_none: bool = True) -> int | None:
     """A random seed: an integer ≥ 0, or None (fresh entropy) when allowed."""
     if value is None and allow_none:
         return None
-    if allow_none and not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0):
+    if allow_none and not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0):
         raise DPAuditError(SEED.format(name=name, value=value))
     return whole_number(name, value, minimum=0)

@@ -178,9 +178,9 @@ def audit(
     shares_explained = {m.name: m.explain_share if epsilon is not None else 0.0 for m in chosen}
     if epsilon is not None:
         epsilon = positive("epsilon", epsilon)
-        budget = budget if budget is not None else Budget(epsilon)
+        ledger = budget if budget is not None else Budget(epsilon)
         shares = split_budget(epsilon, names, split)
-        budget.check(epsilon, "audit of " + ", ".join(names))  # refuse before any release
+        ledger.check(epsilon, "audit of " + ", ".join(names))  # refuse before any release
     elif split is not None:
         raise DPAuditError("split shares ε between measures: it needs epsilon (a DP release)")
     resolved = _resolve_schema(data, schema)  # a wrong kind of schema is refused before it reads the data
@@ -210,7 +210,7 @@ def audit(
         eps = shares[m.name]
         eps_explain = eps * shares_explained[m.name]
         eps_value = eps - eps_explain
-        budget.spend(eps_value, m.name)
+        ledger.spend(eps_value, m.name)
         release = laplace_release(exact_value, sensitivity=sensitivity, epsilon=eps_value, seed=seed,
                                   reasons=not_dp + assessment.caveats)
         stages.append(
@@ -219,7 +219,7 @@ def audit(
         )
         details = None
         if eps_explain > 0:
-            budget.spend(eps_explain, f"{m.name}: explanation")
+            ledger.spend(eps_explain, f"{m.name}: explanation")
             details = m.private_details(tables, eps_explain, seed)
             mechanism = getattr(getattr(details, "release", None), "mechanism", "private selection")
             stages.append(f"{m.title} explanation: {mechanism}, ε = {eps_explain:g}")

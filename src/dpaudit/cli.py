@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -44,10 +44,11 @@ def _user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _load_data(data: str, schema_file: Optional[Path], infer_schema: bool) -> tuple[Any, Any]:
+def _load_data(data: str, schema_file: Path | None, infer_schema: bool) -> tuple[Any, Any]:
     from dpaudit import datasets
     from dpaudit.schema import Schema
 
+    schema: Any
     if schema_file is not None and infer_schema:
         _fail("give either --schema FILE or --infer-schema, not both")
     if data in datasets.names():
@@ -66,7 +67,7 @@ def _load_data(data: str, schema_file: Optional[Path], infer_schema: bool) -> tu
     return frame, schema
 
 
-def _criteria_with_preset(data: str, criteria: list[str], preset: Optional[str]) -> list[str]:
+def _criteria_with_preset(data: str, criteria: list[str], preset: str | None) -> list[str]:
     from dpaudit import datasets
 
     if preset is not None:
@@ -78,7 +79,7 @@ def _criteria_with_preset(data: str, criteria: list[str], preset: Optional[str])
     return criteria
 
 
-def _parse_split(items: list[str]) -> Optional[dict[str, float]]:
+def _parse_split(items: list[str]) -> dict[str, float] | None:
     if not items:
         return None
     out: dict[str, float] = {}
@@ -100,25 +101,25 @@ def fairness(
     criterion: list[str] = typer.Option(
         [], "-c", "--criterion", help="Criterion 'P ⊥ O | A' (ASCII: 'P _|_ O | A'); repeatable."
     ),
-    preset: Optional[str] = typer.Option(
+    preset: str | None = typer.Option(
         None, "--preset", help="A registered dataset's named criteria (e.g. paper); adds to -c."
     ),
     measure: list[str] = typer.Option(["tvd"], "--measure", "-m", help="Measure to compute; repeatable."),
-    epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Total privacy budget ε of this audit."),
+    epsilon: float | None = typer.Option(None, "--epsilon", "-e", help="Total privacy budget ε of this audit."),
     exact: bool = typer.Option(False, "--exact", help="Exact values for the data curator (no noise, not DP)."),
-    schema: Optional[Path] = typer.Option(None, "--schema", help="JSON file declaring the domains."),
+    schema: Path | None = typer.Option(None, "--schema", help="JSON file declaring the domains."),
     infer_schema: bool = typer.Option(False, "--infer-schema", help="Read domains off the data (not DP)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Reproducible noise for tests; voids the DP guarantee."),
-    k: Optional[int] = typer.Option(None, "--k", help=f"U_TC: number of largest cell contributions summed per "
+    seed: int | None = typer.Option(None, "--seed", help="Reproducible noise for tests; voids the DP guarantee."),
+    k: int | None = typer.Option(None, "--k", help=f"U_TC: number of largest cell contributions summed per "
                                     f"criterion (default {TopContribution.k})."),
-    cells: Optional[str] = typer.Option(None, "--cells", help="U_TC: rank 'domain' cells (all declared) or "
+    cells: str | None = typer.Option(None, "--cells", help="U_TC: rank 'domain' cells (all declared) or "
                                         f"'observed' ones (default {TopContribution.cells})."),
-    name_cells: Optional[int] = typer.Option(
+    name_cells: int | None = typer.Option(
         None, "--name-cells", help="U_TC: top cells to name (default 10; with --epsilon, named privately)."
     ),
-    semantics: Optional[str] = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
+    semantics: str | None = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
                                             f"(default {Repair.semantics})."),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="U_R: solver seconds per block, bag/set "
+    time_limit: float | None = typer.Option(None, "--time-limit", help="U_R: solver seconds per block, bag/set "
                                                f"(default {Repair.time_limit:g})."),
     split: list[str] = typer.Option([], "--split", help="Budget share MEASURE=FRACTION; repeatable (default equal)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
@@ -149,7 +150,7 @@ def repair_wcnf_command(
     criterion: list[str] = typer.Option(..., "-c", "--criterion", help="Criterion 'P ⊥ O | A'; repeatable."),
     out: Path = typer.Option(..., "--out", "-o", help="WCNF file to write."),
     semantics: str = typer.Option("bag", "--semantics", help="bag or set (ci has no tuple-level encoding)."),
-    schema: Optional[Path] = typer.Option(None, "--schema", help="JSON file declaring the domains."),
+    schema: Path | None = typer.Option(None, "--schema", help="JSON file declaring the domains."),
     infer_schema: bool = typer.Option(False, "--infer-schema", help="Read domains off the data."),
     max_clauses: int = typer.Option(50_000_000, "--max-clauses", help="Refuse larger formulas."),
 ) -> None:
@@ -202,7 +203,7 @@ mia_app = typer.Typer(no_args_is_help=True, help="Membership-inference evaluatio
 app.add_typer(mia_app, name="mia")
 
 
-def _write_json(result: Any, out: Optional[Path]) -> None:
+def _write_json(result: Any, out: Path | None) -> None:
     """A typed result's JSON document, to ``out`` (atomically) or to stdout."""
     from dpaudit._io import atomic_write_text
     from dpaudit.report.json import render_json
@@ -253,12 +254,12 @@ def mia_evaluate(
 @_user_errors
 def mia_train(
     out: Path = typer.Argument(..., help="Run directory to write (or to continue, with --resume)."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="A registered dataset: adult (default) or credit."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Your own CSV or Parquet file instead of --dataset."),
-    label: Optional[str] = typer.Option(None, "--label", help="--data: the label column (two values)."),
-    positive: Optional[str] = typer.Option(None, "--positive", help="--data: the positive label (default: the "
+    dataset: str | None = typer.Option(None, "--dataset", help="A registered dataset: adult (default) or credit."),
+    data: Path | None = typer.Option(None, "--data", help="Your own CSV or Parquet file instead of --dataset."),
+    label: str | None = typer.Option(None, "--label", help="--data: the label column (two values)."),
+    positive: str | None = typer.Option(None, "--positive", help="--data: the positive label (default: the "
                                            "larger of the two in string order)."),
-    schema_file: Optional[Path] = typer.Option(None, "--schema", help="--data: a schema JSON declaring the features "
+    schema_file: Path | None = typer.Option(None, "--schema", help="--data: a schema JSON declaring the features "
                                                "(Categorical: one-hot, Binned: numeric); default: from column types."),
     model: str = typer.Option("logreg", "--model", help="logreg, mlp, hgb, tabpfn (needs the tabpfn package and "
                               "$DPAUDIT_TABPFN_WEIGHTS naming a local checkpoint), or package.module:factory "
@@ -267,7 +268,7 @@ def mia_train(
     pool: int = typer.Option(..., "--pool", help="Pool size N+."),
     design: str = typer.Option("efficient", "--design", help="efficient (every record IN in exactly M/2 models, "
                                "N = N+/2) or poisson (each record in each training set with probability N/N+)."),
-    train_size: Optional[int] = typer.Option(None, "--train-size", help="N, the expected training-set size "
+    train_size: int | None = typer.Option(None, "--train-size", help="N, the expected training-set size "
                                              "(poisson: any N < N+; default N+ // 2)."),
     seed: int = typer.Option(0, "--seed", help="Root of all randomness (pool, keep matrix, every model)."),
     n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel workers (joblib; -1: all cores)."),
@@ -305,7 +306,7 @@ def mia_simulate(
     design: str = typer.Option("efficient", "--design", help="fpc: efficient (N = N+/2, keep matrix) or subsets."),
     seed: int = typer.Option(0, "--seed", help="Simulation seed."),
     fpr: list[float] = typer.Option([], "--fpr", help="calibration: α values to evaluate; repeatable."),
-    out: Optional[Path] = typer.Option(None, "--out", help="calibration: write the ScoreSet .npz; fpc: the JSON."),
+    out: Path | None = typer.Option(None, "--out", help="calibration: write the ScoreSet .npz; fpc: the JSON."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """Simulations with known truth: does each TPR rule recover the true mean per-record TPR; σ_emp/σ_ana vs √FPC."""

@@ -104,7 +104,7 @@ def open_frame(data: Any) -> tuple[Any, Any]:
     if isinstance(data, (str, Path)):
         return _open_file(Path(data))
     if type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
-        if not any(dtype == object for dtype in data.dtypes):
+        if not any(dtype == np.dtype(object) for dtype in data.dtypes):
             return _pandas_via_duckdb(data)
     try:
         return nw.from_native(data), None
@@ -329,9 +329,9 @@ def count_tables(data: Any, criteria: Sequence[Criterion], schema: Schema) -> li
         needed = list(dict.fromkeys(c for crit in criteria for c in crit.columns))
         schema.require(needed)
         dtypes = _check_types(frame, schema, needed)
-        binned = [c for c in needed if isinstance(schema[c], Binned)]
+        binned = {c: dom for c in needed if isinstance(dom := schema[c], Binned)}
         if binned:
-            frame = frame.with_columns(*[_bin_expression(c, schema[c], dtypes[c]) for c in binned])
+            frame = frame.with_columns(*[_bin_expression(c, dom, dtypes[c]) for c, dom in binned.items()])
         cache: dict[tuple[str, ...], np.ndarray] = {}
         return [_count_one(frame, crit, schema, cache) for crit in criteria]
     finally:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from dpaudit._errors import CriterionError
 
@@ -112,7 +111,7 @@ class Criterion:
         return f"{text} | {', '.join(self.admissible)}" if self.admissible else text
 
 
-CriterionLike = Union[Criterion, str]
+CriterionLike = Criterion | str
 
 
 def parse_criteria(criteria: CriterionLike | Iterable[CriterionLike]) -> tuple[Criterion, ...]:

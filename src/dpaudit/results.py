@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Union
+from typing import Any
 
 from dpaudit.criteria import Criterion
 from dpaudit.privacy import Release
@@ -131,10 +131,13 @@ class BlockRepairDetail:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> BlockRepairDetail:
+        def labels(key: str) -> tuple[Labels, ...] | None:
+            return None if doc.get(key) is None else tuple(doc[key])
+
         changes = doc.get("changes")
-        return cls(**{k: doc[k] for k in ("criterion", "admissible", "value", "lower", "upper", "exact", "method")},
-                   changes=None if changes is None else tuple(CellChange(**c) for c in changes),
-                   **{k: None if doc.get(k) is None else tuple(doc[k]) for k in ("kept", "deleted", "target")})
+        return cls(doc["criterion"], doc["admissible"], doc["value"], doc["lower"], doc["upper"], doc["exact"],
+                   doc["method"], None if changes is None else tuple(CellChange(**c) for c in changes),
+                   labels("kept"), labels("deleted"), labels("target"))
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ class RepairDetails:
                 "per_block": [b.to_dict() for b in self.per_block]}
 
 
-MeasureDetails = Union[TVDDetails, TopCellsDetails, PrivateTopCellsDetails, RepairDetails]
+MeasureDetails = TVDDetails | TopCellsDetails | PrivateTopCellsDetails | RepairDetails
 
 
 def details_from_dict(doc: Mapping[str, Any]) -> MeasureDetails | None:

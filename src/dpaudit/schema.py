@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from dpaudit._errors import SchemaError
 from dpaudit._io import to_jsonable
@@ -57,7 +57,7 @@ class Categorical:
     1
     """
 
-    values: tuple[Any, ...]
+    values: Sequence[Any]
     missing: Any = None
 
     def __post_init__(self) -> None:
@@ -89,7 +89,7 @@ class Categorical:
     @property
     def labels(self) -> tuple[Any, ...]:
         """The value of each cell, in code order."""
-        return self.values
+        return tuple(self.values)
 
     def code_of(self, value: Any) -> int | None:
         """Code of a raw value, or None when it is outside the domain (and not mappable as missing)."""
@@ -133,7 +133,7 @@ class Binned:
     ('[0, 10)', 'Missing')
     """
 
-    edges: tuple[float, ...]
+    edges: Sequence[float]
     missing: str | None = None
 
     def __post_init__(self) -> None:
@@ -169,7 +169,7 @@ class Binned:
         return {"type": "binned", "edges": edges, "missing": self.missing}
 
 
-Domain = Union[Categorical, Binned]
+Domain = Categorical | Binned
 
 
 def _domain_from_dict(column: str, spec: Any) -> Domain:

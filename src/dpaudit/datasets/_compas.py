@@ -41,7 +41,7 @@ import math
 
 from dpaudit.datasets import DatasetInfo
 from dpaudit.datasets._files import DataFile, fetch_bytes
-from dpaudit.schema import Binned, Categorical, Schema
+from dpaudit.schema import Binned, Categorical, Domain, Schema
 
 __all__ = ["INFO", "INFO_TWO_YEARS", "SCHEMA", "SCHEMA_TWO_YEARS", "load_frame", "load_two_years_frame",
            "propublica_filter"]
@@ -68,7 +68,7 @@ _DECILES = Categorical([-1, *range(1, 11)])
 _SCORE_TEXT = Categorical(["Low", "Medium", "High", "Missing"], missing="Missing")
 _JUVENILE = Binned([0, 1, 2, 3, 5, _INF])
 
-_COMMON = {
+_COMMON: dict[str, Domain] = {
     "sex": Categorical(["Male", "Female"]),
     "age": Binned([0, 20, 30, 40, 50, 60, 70, 80, 90, _INF]),
     "age_cat": Categorical(["Less than 25", "25 - 45", "Greater than 45"]),

@@ -23,23 +23,23 @@ def solve_center(rows: np.ndarray, *, binary: bool, time_limit: float, hint: np.
     totals = counts.sum(axis=1)
     model = cp_model.CpModel()
     hi = [1 if binary else int(counts[:, o].max()) for o in range(n_out)]
-    t = [model.NewIntVar(0, hi[o], f"t{o}") for o in range(n_out)]
+    t = [model.new_int_var(0, hi[o], f"t{o}") for o in range(n_out)]
     costs = []
     for p in range(m):
         devs = []
         for o in range(n_out):
-            dev = model.NewIntVar(0, max(hi[o], int(counts[p, o])), "")
-            model.AddAbsEquality(dev, int(counts[p, o]) - t[o])
+            dev = model.new_int_var(0, max(hi[o], int(counts[p, o])), "")
+            model.add_abs_equality(dev, int(counts[p, o]) - t[o])
             devs.append(dev)
-        keep = model.NewIntVar(0, int(totals[p]) + sum(hi), "")
-        model.Add(keep == sum(devs))
-        cost = model.NewIntVar(0, int(totals[p]), "")
-        model.AddMinEquality(cost, [keep, int(totals[p])])
+        keep = model.new_int_var(0, int(totals[p]) + sum(hi), "")
+        model.add(keep == sum(devs))
+        cost = model.new_int_var(0, int(totals[p]), "")
+        model.add_min_equality(cost, [keep, int(totals[p])])
         costs.append(cost)
-    model.Minimize(sum(costs))
+    model.minimize(sum(costs))
     if hint is not None:
         for var, value in zip(t, hint):
-            model.AddHint(var, int(value))
+            model.add_hint(var, int(value))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = workers

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -133,13 +133,13 @@ def _pooled(hits: np.ndarray, keep: np.ndarray, boot: Bootstrap | None, *, delta
         tpr_reps, fpr_reps = boot.rate(hits, keep), boot.rate(hits, ~keep)
     eps_lb, eps_point = _epsilon(tp, n_pos, fp, n_neg, delta=delta, level=level, tpr_reps=tpr_reps, fpr_reps=fpr_reps)
     return RuleResult(True, tp / n_pos, fp / n_neg, eps_lb, eps_point,
-                      ci=None if tpr_reps is None else tuple(percentile_interval(tpr_reps, level)),
+                      ci=None if tpr_reps is None else (percentile_interval(tpr_reps, level)),
                       cp=(float(lo), float(hi)), **extra)
 
 
 def _per_record(values: np.ndarray, boot: Bootstrap | None, level: float, **fields: Any) -> RuleResult:
     """A mean of per-record estimates with its records bootstrap interval."""
-    ci = None if boot is None else tuple(percentile_interval(boot.record_mean(values), level))
+    ci = None if boot is None else (percentile_interval(boot.record_mean(values), level))
     return RuleResult(True, float(values.mean()), ci=ci, **fields)
 
 
@@ -148,14 +148,14 @@ def evaluate(
     *,
     attack: str | Attack | None = None,
     fpr: Sequence[float] = (1e-2, 1e-3),
-    threshold_kind: Literal["t", "normal"] = "t",
+    threshold_kind: str = "t",
     fpc: bool = False,
     strict: bool = False,
     n_boot: int = 200,
     level: float = 0.95,
     delta: float = 0.0,
     seed: int = 0,
-    sign: Literal["fitted", "positive"] = "fitted",
+    sign: str = "fitted",
 ) -> MiaReport:
     """Membership-inference vulnerability of a ScoreSet at low FPR, computed reliably.
 
@@ -226,7 +226,7 @@ def evaluate(
     fits = loo_fits(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value)
     stat = attack.statistic(scores, fits)
     pooled = roc_curve(stat, keep)
-    f = pp_transform(signal, fits, sign=sign)
+    f = pp_transform(signal, fits, sign="positive" if sign == "positive" else "fitted")
     z_positive = f if sign == "positive" else pp_transform(signal, fits, sign="positive")
     ranks = conformal_ranks(signal, keep)
     boot = Bootstrap(keep.shape, n_boot, seed=seed) if n_boot else None
@@ -241,7 +241,7 @@ def evaluate(
         naive = _pooled(stat >= point.threshold, keep, boot, threshold=float(point.threshold), **eps)
         # the threshold was chosen on these data: no Clopper–Pearson interval; the bootstrap re-chooses it
         rules["naive"] = RuleResult(True, naive.tpr, naive.fpr, naive.epsilon_lb, naive.epsilon_point,
-                                    ci=None if naive_boot is None else tuple(percentile_interval(naive_boot[:, j], level)),
+                                    ci=None if naive_boot is None else (percentile_interval(naive_boot[:, j], level)),
                                     threshold=naive.threshold)
         for kind in ("normal", "t"):
             rules[f"pp_{kind}"] = _pooled(f >= threshold(alpha, kind=kind, n_out=fits.n_out), keep, boot, **eps)
@@ -251,10 +251,12 @@ def evaluate(
         else:
             rank = rules["pp_rank"] = _pooled(hit_probability(ranks, alpha), keep, boot, **eps)
             emp = empirical_per_record(signal, keep, alpha, ranks=ranks)
+            assert emp.tpr is not None and emp.fpr is not None  # estimable: checked above
             # ε from the same targets' counts as the pooled rank rule (identical under the efficient design)
             rules["per_record_empirical"] = _per_record(emp.tpr, boot, level, fpr=float(emp.fpr.mean()),
                                                         epsilon_lb=rank.epsilon_lb, epsilon_point=rank.epsilon_point)
         par = parametric_per_record(signal, keep, alpha, fpc=fpc_value)
+        assert par.tpr is not None  # the parametric estimator is estimable at any α
         # the Gaussian model's check: how often each record's t threshold is crossed by its own OUT
         # signals, leave-one-out (α when the tails are Gaussian)
         crossed = z_positive >= threshold(alpha, kind="t", n_out=fits.n_out)

@@ -63,7 +63,8 @@ class LooFits:
     @property
     def shape(self) -> tuple[int, int]:
         """(M, N+)."""
-        return self.mu_in.shape  # type: ignore[return-value]
+        m, n = self.mu_in.shape
+        return int(m), int(n)
 
     def __repr__(self) -> str:
         m, n = self.shape

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit._errors import DataError, DPAuditError
+from dpaudit._errors import DataError
 from dpaudit._io import atomic_open, to_jsonable
 from dpaudit._validation import whole_number
 
@@ -218,7 +218,7 @@ class ScoreSet:
             )
         try:
             archive = np.load(path, allow_pickle=False)
-            if not isinstance(archive, Mapping):
+            if not isinstance(archive, np.lib.npyio.NpzFile):
                 raise DataError(f"{path}: holds a single array, not an .npz archive with {', '.join(_ARRAYS)}")
             with archive:
                 missing = [name for name in _ARRAYS if name not in archive]
@@ -275,14 +275,14 @@ def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
             f"score has {n_models} models; leave-one-out fits need every record IN in ≥ {least} and OUT in "
             f"≥ {least} models, so at least {2 * least} models"
         )
-    n_in = keep.sum(axis=0)
-    bad = np.flatnonzero((n_in < least) | (n_in > n_models - least))
-    if bad.size:
-        x = bad[0]
+    n_in: np.ndarray = keep.sum(axis=0)
+    short = np.flatnonzero((n_in < least) | (n_in > n_models - least))
+    if short.size:
+        x = short[0]
         raise DataError(
             f"record {x} is IN in {n_in[x]} of {n_models} models; leave-one-out needs every record IN in "
             f"≥ {least} and OUT in ≥ {least} models (≥ {MIN_FIT_MODELS} per fit besides the target); "
-            f"{bad.size} record(s) violate this: drop them or train more models"
+            f"{short.size} record(s) violate this: drop them or train more models"
         )
     return score, keep
 

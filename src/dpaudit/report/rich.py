@@ -25,9 +25,9 @@ def print_audit(result: AuditResult, console: Any = None) -> None:
         for m in result.measures.values():
             table.add_row(f"[bold]{m.title}[/bold] (sum)", f"{m.value:.6g}", "", f"{m.release.sensitivity:.3g}")
             baseline = m.details.baseline if isinstance(m.details, TVDDetails) else None
-            for i, crit in enumerate(result.criteria):
+            for i, (crit, value) in enumerate(zip(result.criteria, m.per_criterion or ())):
                 mi = f"{baseline[i].mi_bits:.6g}" if baseline else ""
-                table.add_row(f"  {crit}", f"{m.per_criterion[i]:.6g}", mi, "")
+                table.add_row(f"  {crit}", f"{value:.6g}", mi, "")
     else:
         for col in ("measure", "value", "95% interval", "ε", "sensitivity", "DP"):
             table.add_column(col, justify="left" if col == "measure" else "right")

@@ -104,7 +104,7 @@ _DRAW_EDUC = _Categorical([
 _EDUC_CAP_OF_AGE = np.minimum(  # highest EDUC level (index) reachable at each age 15..85
     len(_EDUC_KEYS) - 1,
     np.array([{15: 4, 16: 5, 17: 6, 18: 8, 19: 9, 20: 9, 21: 11, 22: 12, 23: 12, 24: 13, 25: 13}.get(a, 99)
-              for a in _AGES]),
+              for a in _AGES.tolist()]),
 )
 
 # MARST by age band: 15–19, 20–24, 25–29, 30s, 40s, 50s, 60s, 70s, 80–85

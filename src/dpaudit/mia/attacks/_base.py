@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -42,8 +42,8 @@ class Attack:
         Per-record variances, or the LiRA paper's pooled "fixed variance".
     """
 
-    location: str = "mean"
-    variance: str = "per-record"
+    location: Literal["mean", "median"] = "mean"
+    variance: Literal["per-record", "global"] = "per-record"
 
     name: ClassVar[str]
     title: ClassVar[str]

@@ -75,16 +75,16 @@ def clopper_pearson(k: object, n: object, *, level: float = 0.95) -> tuple[float
     return scalar_or_array(lower), scalar_or_array(upper)
 
 
-def percentile_interval(samples: np.ndarray, level: float) -> list[float]:
+def percentile_interval(samples: np.ndarray, level: float) -> tuple[float, float]:
     """The percentile interval ``[(1 − level)/2, (1 + level)/2]`` of replicates (NaNs ignored).
 
     Examples
     --------
-    >>> [round(v, 9) for v in percentile_interval(np.arange(101.0), 0.9)]
-    [5.0, 95.0]
+    >>> tuple(round(v, 9) for v in percentile_interval(np.arange(101.0), 0.9))
+    (5.0, 95.0)
     """
     lo, hi = np.nanpercentile(samples, [50 * (1 - level), 50 * (1 + level)])
-    return [float(lo), float(hi)]
+    return float(lo), float(hi)
 
 
 def _axes(over: str | Sequence[str]) -> tuple[str, ...]:

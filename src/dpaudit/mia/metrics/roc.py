@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -203,7 +204,7 @@ class RocPoint:
 
 
 def _point(roc: Roc, idx: np.ndarray) -> RocPoint:
-    def pick(values: np.ndarray, cast: type) -> object:
+    def pick(values: np.ndarray, cast: type) -> Any:
         got = values[idx]
         return cast(got) if got.ndim == 0 else got
 

@@ -20,6 +20,7 @@ A file source is fingerprinted (SHA-256, rows) so a resumed run refuses changed 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,7 @@ def registered(name: str) -> TrainingData:
                         {"dataset": name})
 
 
-def from_file(path: str | Path, *, label: str, positive: Any = None, schema: Any = None) -> TrainingData:
+def from_file(path: str | os.PathLike[str], *, label: str, positive: Any = None, schema: Any = None) -> TrainingData:
     """The records of a CSV or Parquet file, for training target and shadow models.
 
     Parameters

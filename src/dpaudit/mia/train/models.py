@@ -232,7 +232,7 @@ def _call_factory(model: str) -> Any:
     except Exception as exc:
         raise DPAuditError(f"model {model!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc}); install "
                            "it or put it on PYTHONPATH") from None
-    factory = module
+    factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part, None)
         if factory is None:

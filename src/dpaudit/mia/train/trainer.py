@@ -49,7 +49,7 @@ DESIGNS = ("efficient", "poisson")
 BATCHED_PARAMS: dict[str, Any] = {"batch_size": 64, "gtol": 1e-8, "max_iter": 1000}
 
 
-def _train_models(models: list[int], members: np.ndarray, features: Any, y: np.ndarray, categorical: list[str],
+def _train_models(models: list[int], members: Any, features: Any, y: np.ndarray, categorical: list[str],
                   numeric: list[str], model: str, seed: int, trainer: str) -> list[tuple[int, np.ndarray]]:
     """Fit models ``models`` (one, or one batch; ``members[i]`` = ``keep[models[i]]``) on their pool
     rows; return each one's φ of every pool record."""
@@ -62,9 +62,11 @@ def _train_models(models: list[int], members: np.ndarray, features: Any, y: np.n
         if trainer == "batched":
             from dpaudit.mia.train.batched_logreg import fit_pipelines
 
-            logits = fit_pipelines(features, y, members, categorical=categorical, numeric=numeric,
-                                   C=MODELS["logreg"].params["C"], gtol=BATCHED_PARAMS["gtol"],
-                                   max_iter=BATCHED_PARAMS["max_iter"]).logits
+            fit = fit_pipelines(features, y, members, categorical=categorical, numeric=numeric,
+                                C=MODELS["logreg"].params["C"], gtol=BATCHED_PARAMS["gtol"],
+                                max_iter=BATCHED_PARAMS["max_iter"])
+            assert fit.logits is not None  # fit_pipelines always scores the pool
+            logits = fit.logits
         else:
             logits = np.empty((len(models), len(y)))
             for row, (m, member) in enumerate(zip(models, members)):
@@ -76,7 +78,14 @@ def _train_models(models: list[int], members: np.ndarray, features: Any, y: np.n
 
 def _progress(enabled: bool, total: int, done: int) -> Any:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     console = Console(stderr=True)
     bar = Progress(TextColumn("training models"), BarColumn(), MofNCompleteColumn(),
