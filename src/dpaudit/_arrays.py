@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["frozen"]
+__all__ = ["frozen", "as_list"]
 
 
 def frozen(array: Any) -> np.ndarray:
@@ -21,3 +21,8 @@ def frozen(array: Any) -> np.ndarray:
     out = np.ascontiguousarray(array)
     out.setflags(write=False)
     return out
+
+
+def as_list(value: Any) -> Any:
+    """A scalar or array as plain Python values (``numpy.asarray(value).tolist()``; floats stay floats)."""
+    return np.asarray(value).tolist()

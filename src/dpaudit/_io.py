@@ -12,6 +12,7 @@ one policy for non-finite floats (JSON has none): ``"string"`` writes ``"inf"``,
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import secrets
@@ -20,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal
 
-__all__ = ["atomic_open", "atomic_write_text", "temporary_sibling", "to_jsonable", "plain"]
+__all__ = ["atomic_open", "atomic_write_text", "temporary_sibling", "to_jsonable", "plain", "load_json"]
 
 NonFinite = Literal["string", "null", "error"]
 
@@ -116,3 +117,26 @@ def to_jsonable(value: Any, *, nonfinite: NonFinite = "string") -> Any:
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     raise TypeError(f"cannot write {value!r} to JSON: a {type(value).__name__} is not JSON data")
+
+
+def load_json(source: str | os.PathLike[str], *, what: str, hint: str, error: type[Exception]) -> Any:
+    """Parsed JSON from a string holding an object (``{...}``) or from the file it names.
+
+    Raises ``error`` with ``"<what> file '<path>' does not exist; <hint>"`` or
+    ``"<what> is not valid JSON (<reason> at line <n>)"``.
+
+    Examples
+    --------
+    >>> load_json('{"a": 1}', what="schema", hint="", error=ValueError)
+    {'a': 1}
+    """
+    text = str(source)
+    if isinstance(source, os.PathLike) or not text.lstrip().startswith("{"):
+        path = Path(source)
+        if not path.is_file():
+            raise error(f"{what} file {str(path)!r} does not exist; {hint}")
+        text = path.read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{what} is not valid JSON ({exc.msg} at line {exc.lineno})") from None

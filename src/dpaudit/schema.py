@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit._errors import SchemaError
-from dpaudit._io import to_jsonable
+from dpaudit._io import load_json, to_jsonable
 
 __all__ = ["Categorical", "Binned", "Domain", "Schema"]
 
@@ -259,16 +259,7 @@ class Schema:
     @classmethod
     def from_json(cls, source: str | Path) -> Schema:
         """Read a schema from a JSON string or a path to a JSON file."""
-        text = str(source)
-        if isinstance(source, Path) or not text.lstrip().startswith("{"):
-            path = Path(source)
-            if not path.is_file():
-                raise SchemaError(f"schema file {str(path)!r} does not exist; pass a JSON schema file")
-            text = path.read_text(encoding="utf-8")
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SchemaError(f"schema is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        raw = load_json(source, what="schema", hint="pass a JSON schema file", error=SchemaError)
         if not isinstance(raw, Mapping) or not isinstance(raw.get("columns"), Mapping):
             raise SchemaError('schema JSON must be an object with a "columns" object')
         columns = {name: _domain_from_dict(name, spec) for name, spec in raw["columns"].items()}

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from dpaudit._errors import DataError
-from dpaudit._io import to_jsonable
+from dpaudit._io import load_json, to_jsonable
 from dpaudit.results import AuditResult
 
 if TYPE_CHECKING:
@@ -38,17 +38,7 @@ def read_json(source: str | Path) -> Result:
     >>> read_json(render_json(res)).to_dict() == res.to_dict()
     True
     """
-    text = str(source)
-    if not text.lstrip().startswith("{"):
-        path = Path(source)
-        if not path.is_file():
-            raise DataError(f"{path}: no such result file; save one with --json")
-        text = path.read_text(encoding="utf-8")
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise DataError(f"not a JSON result document ({exc})") from None
-    doc = _restore_nonfinite(doc)
+    doc = _restore_nonfinite(load_json(source, what="result", hint="save one with --json", error=DataError))
     try:
         if isinstance(doc, dict) and "measures" in doc and "criteria" in doc:
             return AuditResult.from_dict(doc)

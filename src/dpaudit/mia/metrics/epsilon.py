@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit._arrays import as_list
 from dpaudit._errors import DPAuditError
 from dpaudit.mia.metrics._inputs import check_counts, check_level, scalar_or_array
 from dpaudit.mia.metrics.intervals import clopper_pearson
@@ -106,15 +107,11 @@ class EpsilonBound:
         )
 
     def to_dict(self) -> dict[str, object]:
-        def plain(v: object) -> object:
-            out = np.asarray(v).tolist()
-            return out
-
         return {
-            "epsilon": plain(self.epsilon),
-            "point": plain(self.point),
-            "tpr_lower": plain(self.tpr_lower),
-            "fpr_upper": plain(self.fpr_upper),
+            "epsilon": as_list(self.epsilon),
+            "point": as_list(self.point),
+            "tpr_lower": as_list(self.tpr_lower),
+            "fpr_upper": as_list(self.fpr_upper),
             "level": self.level,
             "delta": self.delta,
             "method": "Clopper-Pearson (Jagielski et al. 2020; Nasr et al. 2021)",

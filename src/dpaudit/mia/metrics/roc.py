@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit._arrays import frozen
+from dpaudit._arrays import as_list, frozen
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit.mia.metrics._inputs import as_bool, as_scores, check_same_shape
 
@@ -189,15 +189,12 @@ class RocPoint:
         )
 
     def to_dict(self) -> dict[str, object]:
-        def plain(v: object) -> object:
-            return np.asarray(v).tolist()
-
         return {
-            "tpr": plain(self.tpr),
-            "fpr": plain(self.fpr),
-            "threshold": plain(self.threshold),
-            "tp": plain(self.tp),
-            "fp": plain(self.fp),
+            "tpr": as_list(self.tpr),
+            "fpr": as_list(self.fpr),
+            "threshold": as_list(self.threshold),
+            "tp": as_list(self.tp),
+            "fp": as_list(self.fp),
             "n_pos": self.n_pos,
             "n_neg": self.n_neg,
         }
