@@ -70,6 +70,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="the M grid; default 16 32 ... 1024 (quick: 16 32); M_max = max")
     p.add_argument("--fpr", type=float, nargs="+", default=[1e-2, 1e-3], help="the α values")
     p.add_argument("--n-boot", type=int, default=None, help="bootstrap replicates (default 50; quick: 5)")
+    p.add_argument("--attack", default="lira", help="the attack evaluated (dpaudit.mia.attacks: lira, rmia)")
     p.add_argument("--sign", default="fitted", choices=("fitted", "positive"),
                    help="sign(Δ) of the PP transform (fitted: as in the MIA paper)")
     p.add_argument("--seed", type=int, default=0, help="training seed; the null run permutes keep with seed + 1")
@@ -190,7 +191,8 @@ def write_markdown(rows: list[dict], args: argparse.Namespace, timing: dict, pat
         "",
         f"Target model: {args.model} (trainer {args.trainer}); pool N+ = {args.pool:,}, N = N+/2; M_max = "
         f"{max(args.models)} models trained once per dataset, M = first M of them; bootstrap n_boot = {args.n_boot} "
-        f"(models × records for the pooled rules, records for the per-record means); PP sign = {args.sign}; "
+        f"(models × records for the pooled rules, records for the per-record means); attack = {args.attack}; "
+        f"PP sign = {args.sign}; "
         f"seed {args.seed}. TPR at FPR α; `real. FPR` = the rule's realised FPR over the OUT targets "
         "(per-record parametric: α by its Gaussian model, and in brackets its t thresholds' own leave-one-out FPR). "
         "Per-record empirical (= PP-rank under this design) needs every record OUT in ≥ ⌈1/α⌉ − 1 models: "
@@ -343,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
             null_set = sub.permuted(seed=args.seed + 1)
             for fpc in (False, True):
                 t0 = time.perf_counter()
-                options = {"fpr": tuple(args.fpr), "n_boot": args.n_boot, "fpc": fpc, "sign": args.sign,
+                options = {"attack": args.attack, "fpr": tuple(args.fpr), "n_boot": args.n_boot, "fpc": fpc,
+                           "sign": args.sign,
                            "seed": args.seed}
                 d = evaluate(sub, **options).to_dict()
                 null = evaluate(null_set, **options).to_dict()

@@ -142,10 +142,13 @@ def test_cli_options_reach_the_report(tmp_path):
     assert runner.invoke(app, ["mia", "simulate", "calibration", "--models", "16", "--records", "200",
                                "--out", str(out)]).exit_code == 0
     ev = runner.invoke(app, ["mia", "evaluate", str(out), "--fpr", "0.1", "--n-boot", "0", "--threshold", "normal",
-                             "--strict", "--sign", "positive", "--json"])
+                             "--strict", "--sign", "positive", "--attack", "rmia", "--json"])
     assert ev.exit_code == 0, ev.output
     options = json.loads(ev.stdout)["options"]
     assert options["threshold"] == "normal" and options["strict"] is True and options["sign"] == "positive"
+    assert options["attack"] == "rmia" and options["attack_options"]["gamma"] == 1.0
+    bad = runner.invoke(app, ["mia", "evaluate", str(out), "--attack", "magic"])
+    assert bad.exit_code == 2 and "unknown attack 'magic'; choose from: lira, rmia" in bad.stderr
     fpc = runner.invoke(app, ["mia", "simulate", "fpc", "--pool", "400", "--train", "100", "--models", "16",
                               "--repeats", "2", "--design", "subsets", "--json"])
     doc = json.loads(fpc.stdout)

@@ -230,6 +230,8 @@ def mia_evaluate(
     strict: bool = typer.Option(False, "--strict", help="Read FPR < α instead of ≤ α (LiRA-code parity)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     sign: str = typer.Option("fitted", "--sign", help="PP sign(Δ): fitted (paper) or positive (+1)."),
+    attack: str = typer.Option("lira", "--attack", help="The attack whose statistic the naive rule pools and whose "
+                               "signal the calibrated rules use: lira (online LiRA) or rmia."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """TPR at low FPR three ways (naive, PP-calibrated, mean per-record), realised FPRs, CIs, ε bounds."""
@@ -242,7 +244,7 @@ def mia_evaluate(
         scores = load_run(file)
     else:
         scores = ScoreSet.load(file)
-    report = evaluate(scores, fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
+    report = evaluate(scores, attack=attack, fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
                       n_boot=n_boot, strict=strict, seed=seed, sign=sign)
     if as_json:
         _write_json(report, None)

@@ -1,7 +1,8 @@
 """Membership-inference attacks, each registered by name (spec ``mia.md`` §2).
 
-``ATTACKS`` maps a name to its class; ``evaluate(scores, attack="rmia")`` or
-``evaluate(scores, attack=RMIA(gamma=2))``. An attack turns a ScoreSet into per-target statistics
+``ATTACKS`` maps a name to its class — ``"lira"`` (:class:`LiRA`, Carlini et al. 2022) and ``"rmia"``
+(:class:`RMIA`, Zarifzadeh et al. 2024) — for ``evaluate(scores, attack="rmia")`` or
+``evaluate(scores, attack=RMIA(offline=True))``. An attack turns a ScoreSet into per-target statistics
 (:class:`~dpaudit.mia.attacks._base.Attack`); every evaluation rule then applies to it unchanged.
 Adding an attack is one module plus one line here.
 """
@@ -11,11 +12,12 @@ from __future__ import annotations
 from dpaudit._errors import DPAuditError
 from dpaudit.mia.attacks._base import Attack
 from dpaudit.mia.attacks.lira import LiRA
+from dpaudit.mia.attacks.rmia import RMIA
 
-__all__ = ["Attack", "LiRA", "ATTACKS", "attack_from"]
+__all__ = ["Attack", "LiRA", "RMIA", "ATTACKS", "attack_from"]
 
 #: The registered attacks by name.
-ATTACKS: dict[str, type[Attack]] = {cls.name: cls for cls in (LiRA,)}
+ATTACKS: dict[str, type[Attack]] = {cls.name: cls for cls in (LiRA, RMIA)}
 
 
 def attack_from(spec: str | Attack | None) -> Attack:
