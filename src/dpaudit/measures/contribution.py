@@ -48,9 +48,12 @@ __all__ = [
 
 CELL_MODES = ("domain", "observed")
 CellMode = Literal["domain", "observed"]
+#: The defaults of every U_TC entry point (:func:`u_tc` and :class:`TopContribution`), in one place.
+DEFAULT_K = 500
+DEFAULT_CELLS: CellMode = "domain"
 
 
-def marginal_differences(counts: np.ndarray, *, cells: CellMode = "domain") -> np.ndarray:
+def marginal_differences(counts: np.ndarray, *, cells: CellMode = DEFAULT_CELLS) -> np.ndarray:
     """MD of every cell, shape (B, P, O); in ``observed`` mode, cells with count 0 get 0.
 
     Examples
@@ -81,7 +84,7 @@ def top_k_sum(values: np.ndarray, k: int) -> float:
     return float(np.partition(flat, flat.size - k)[flat.size - k :].sum())
 
 
-def u_tc(counts: np.ndarray, *, k: int = 500, cells: CellMode = "domain") -> float:
+def u_tc(counts: np.ndarray, *, k: int = DEFAULT_K, cells: CellMode = DEFAULT_CELLS) -> float:
     """U_TC of one criterion: the sum of the k largest marginal differences.
 
     Examples
@@ -116,7 +119,7 @@ def tc_sensitivity(*, n: int, k: int, conditional: bool, cells: CellMode) -> flo
     return value
 
 
-def top_cells(counts: np.ndarray, m: int, *, cells: CellMode = "domain") -> list[dict[str, Any]]:
+def top_cells(counts: np.ndarray, m: int, *, cells: CellMode = DEFAULT_CELLS) -> list[dict[str, Any]]:
     """The m cells with the largest MD, largest first (ties by cell order), with their evidence.
 
     Each entry: ``index`` (block, p, o), ``md``, ``count``, ``expected`` (r·s/n_a) and ``sign``
@@ -165,7 +168,7 @@ def _labels(table: Any, index: tuple[int, int, int]) -> dict[str, Any]:
     return {"criterion": str(table.criterion), **table.cell_labels(*index)}
 
 
-def top_cells_of_tables(tables: Sequence[Any], m: int, *, cells: CellMode = "domain") -> tuple[TopCell, ...]:
+def top_cells_of_tables(tables: Sequence[Any], m: int, *, cells: CellMode = DEFAULT_CELLS) -> tuple[TopCell, ...]:
     """The m cells with the largest MD over all criteria (exact, curator-only), with labels.
 
     Each names the criterion and the values of its protected, outcome and admissible columns, and
@@ -228,8 +231,8 @@ class TopContribution(Measure):
     dpaudit._errors.DPAuditError: k must be an integer >= 1, got 0
     """
 
-    k: int = 500
-    cells: CellMode = "domain"
+    k: int = DEFAULT_K
+    cells: CellMode = DEFAULT_CELLS
     name_cells: int | None = None
 
     name = "tc"

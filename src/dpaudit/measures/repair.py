@@ -59,6 +59,9 @@ __all__ = ["Repair", "SEMANTICS", "BlockRepair", "repair_block", "repair_blocks"
 
 SEMANTICS = ("ci", "bag", "set")
 Semantics = Literal["ci", "bag", "set"]
+#: The defaults of every U_R entry point (the functions below and :class:`Repair`), in one place.
+DEFAULT_SEMANTICS: Semantics = "ci"
+DEFAULT_TIME_LIMIT = 10.0
 
 
 def _check_semantics(semantics: Any) -> str:
@@ -72,7 +75,7 @@ def _check_time_limit(time_limit: Any) -> float:
 
 
 # ---------------------------------------------------------------------------------------------------
-def repair_block(counts: np.ndarray, semantics: Semantics = "ci", *, time_limit: float = 10.0) -> BlockRepair:
+def repair_block(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *, time_limit: float = DEFAULT_TIME_LIMIT) -> BlockRepair:
     """Repair one block's (P × O) count table under ``semantics``.
 
     Examples
@@ -93,7 +96,7 @@ def repair_block(counts: np.ndarray, semantics: Semantics = "ci", *, time_limit:
     return center_block(table, binary=semantics == "set", time_limit=time_limit)
 
 
-def repair_blocks(counts: np.ndarray, semantics: Semantics = "ci", *, time_limit: float = 10.0) -> list[BlockRepair]:
+def repair_blocks(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *, time_limit: float = DEFAULT_TIME_LIMIT) -> list[BlockRepair]:
     """Repair every block of a ``(blocks, P, O)`` table; empty blocks cost 0."""
     table = np.asarray(counts, dtype=np.float64)
     if table.ndim == 2:
@@ -101,7 +104,7 @@ def repair_blocks(counts: np.ndarray, semantics: Semantics = "ci", *, time_limit
     return [repair_block(block, semantics, time_limit=time_limit) for block in table]
 
 
-def u_r(counts: np.ndarray, *, semantics: Semantics = "ci", time_limit: float = 10.0) -> float:
+def u_r(counts: np.ndarray, *, semantics: Semantics = DEFAULT_SEMANTICS, time_limit: float = DEFAULT_TIME_LIMIT) -> float:
     """U_R of one criterion: the sum over blocks of the certified lower bounds (the minimum when exact).
 
     Examples
@@ -156,8 +159,8 @@ class Repair(Measure):
     dpaudit._errors.DPAuditError: semantics must be one of ci, bag, set, got 'foo'
     """
 
-    semantics: Semantics = "ci"
-    time_limit: float = 10.0
+    semantics: Semantics = DEFAULT_SEMANTICS
+    time_limit: float = DEFAULT_TIME_LIMIT
 
     name = "repair"
     title = "U_R"
