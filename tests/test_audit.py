@@ -69,6 +69,20 @@ def test_seeded_audit_reproducible_and_not_dp(frame, schema):
     assert a["tvd"].value == b["tvd"].value and not a.dp
 
 
+def test_seeded_audit_gives_each_release_its_own_noise(frame, schema):
+    """A seeded run is not DP, but its mechanisms must still draw independently: the standardised
+    noise (released − exact) / scale of tvd and tc differs, and changes with the seed."""
+    exact = audit(frame, CRITERIA, schema=schema, measures=("tvd", "tc"))
+
+    def draws(seed):
+        res = audit(frame, CRITERIA, schema=schema, measures=("tvd", "tc"), epsilon=1.0, seed=seed)
+        return [(res[m].value - exact[m].value) / res[m].release.scale for m in ("tvd", "tc")]
+
+    tvd, tc = draws(5)
+    assert abs(tvd - tc) > 1e-6
+    assert draws(5) == [tvd, tc] and draws(6) != [tvd, tc]
+
+
 def test_inferred_schema_is_marked_not_dp(frame):
     res = audit(frame, CRITERIA, schema="infer", epsilon=1.0)
     assert not res.dp

@@ -203,7 +203,7 @@ GOOD = {"format": "dpaudit.scoreset", "version": 1, "train_size": 3, "pool_size"
     ("make", "message"),
     [
         (lambda p: p / "absent.npz", "absent.npz: no such score file"),
-        (lambda p: (p / "text.npz").write_text("hello") and p / "text.npz", "text.npz: not a readable .npz score file"),
+        (lambda p: (p / "text.npz").write_text("hello") and p / "text.npz", "text.npz: not an .npz archive"),
         (lambda p: np.save(p / "one.npy", np.zeros(3)) or p / "one.npy", "one.npy: holds a single array, not an .npz archive"),
         (lambda p: _write(p / "m.npz", GOOD, keep=None), "m.npz: missing array(s) keep; a score file holds score, keep, meta_json"),
         (lambda p: _write(p / "m.npz"), "m.npz: missing array(s) meta_json"),

@@ -325,7 +325,7 @@ class TestJson:
             Schema.from_json(str(missing))
 
     def test_directory_is_not_a_schema_file(self, tmp_path):
-        with pytest.raises(SchemaError, match="does not exist"):
+        with pytest.raises(SchemaError, match="is a directory"):
             Schema.from_json(tmp_path)
 
 

@@ -21,7 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal
 
-__all__ = ["atomic_open", "atomic_write_text", "temporary_sibling", "to_jsonable", "plain", "load_json"]
+__all__ = ["atomic_open", "atomic_write_text", "temporary_sibling", "check_writable", "to_jsonable", "plain",
+           "load_json"]
 
 NonFinite = Literal["string", "null", "error"]
 
@@ -32,6 +33,46 @@ def temporary_sibling(path: str | os.PathLike[str]) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
+def check_writable(path: str | os.PathLike[str], *, parents: bool = False) -> Path:
+    """``path`` as a Path if a file can be created or replaced there, else one clear :class:`DataError`.
+
+    Called before any work whose result will be written, so a bad output path costs nothing. With
+    ``parents=True`` missing folders are fine as long as they can be created (the nearest existing
+    ancestor is a writable folder).
+
+    Examples
+    --------
+    >>> check_writable("/no/such/folder/out.json")
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.DataError: cannot write '/no/such/folder/out.json': the folder '/no/such/folder' does not exist; create it or choose another path
+    """
+    from dpaudit._errors import DataError
+
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise DataError(f"cannot write {str(target)!r}: it is a directory; give a file name")
+    if not folder.exists():
+        blocker = next((p for p in folder.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise DataError(f"cannot write {str(target)!r}: {str(blocker)!r} is a file, not a folder")
+        if parents:
+            ancestor = next(p for p in folder.absolute().parents if p.exists())
+            if not os.access(ancestor, os.W_OK | os.X_OK):
+                raise DataError(f"cannot write {str(target)!r}: the folder {str(ancestor)!r} is not writable")
+            return target
+        raise DataError(f"cannot write {str(target)!r}: the folder {str(folder)!r} does not exist; create it or "
+                        "choose another path")
+    if not folder.is_dir():
+        raise DataError(f"cannot write {str(target)!r}: {str(folder)!r} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise DataError(f"cannot write {str(target)!r}: the folder {str(folder)!r} is not writable")
+    if target.exists() and not target.is_file():
+        raise DataError(f"cannot write {str(target)!r}: it exists and is not a regular file")
+    return target
+
+
 @contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str | None = None,
                 fsync: bool = False) -> Iterator[IO[Any]]:
@@ -40,11 +81,17 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str 
     Parameters
     ----------
     path : path
-        The file to create or replace. Its folder must exist.
+        The file to create or replace (checked by :func:`check_writable` first).
     mode : {"w", "wb"}
         Text (UTF-8 unless ``encoding``) or binary.
     fsync : bool
         Flush to disk before the rename (files that must survive a crash, like a run's scores).
+
+    Raises
+    ------
+    DataError
+        When the path cannot be written (missing or read-only folder, a directory in the way, a
+        full disk); the temporary file is removed and the target is left as it was.
 
     Examples
     --------
@@ -55,17 +102,26 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str 
     >>> target.read_text(), [p.name for p in target.parent.iterdir()]
     ('done', ['out.txt'])
     """
+    from dpaudit._errors import DataError
+
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_open writes with mode 'w' or 'wb', got {mode!r}")
-    target = Path(path)
+    target = check_writable(path)
     tmp = temporary_sibling(target)
     try:
-        with open(tmp, mode, encoding=(encoding or "utf-8") if mode == "w" else None) as handle:
+        try:
+            handle = open(tmp, mode, encoding=(encoding or "utf-8") if mode == "w" else None)
+        except OSError as exc:
+            raise DataError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
+        with handle:
             yield handle
             if fsync:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise DataError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -119,6 +175,10 @@ def to_jsonable(value: Any, *, nonfinite: NonFinite = "string") -> Any:
     raise TypeError(f"cannot write {value!r} to JSON: a {type(value).__name__} is not JSON data")
 
 
+#: The largest JSON document :func:`load_json` reads (a schema or a result is a few kilobytes).
+MAX_JSON_BYTES = 64 * 2**20
+
+
 def load_json(source: str | os.PathLike[str], *, what: str, hint: str, error: type[Exception]) -> Any:
     """Parsed JSON from a string holding an object (``{...}``) or from the file it names.
 
@@ -130,13 +190,26 @@ def load_json(source: str | os.PathLike[str], *, what: str, hint: str, error: ty
     >>> load_json('{"a": 1}', what="schema", hint="", error=ValueError)
     {'a': 1}
     """
+    if not isinstance(source, (str, os.PathLike)):
+        raise error(f"{what} must be a JSON text or the path of a JSON file, got {type(source).__name__}")
     text = str(source)
     if isinstance(source, os.PathLike) or not text.lstrip().startswith("{"):
         path = Path(source)
+        if path.is_dir():
+            raise error(f"{what} file {str(path)!r} is a directory; {hint}")
         if not path.is_file():
             raise error(f"{what} file {str(path)!r} does not exist; {hint}")
-        text = path.read_text(encoding="utf-8")
+        if path.stat().st_size > MAX_JSON_BYTES:
+            raise error(f"{what} file {str(path)!r} is larger than {MAX_JSON_BYTES // 2**20} MiB; is it the right file?")
+        try:
+            text = path.read_bytes().decode("utf-8-sig")  # a byte-order mark (Windows editors) is fine
+        except UnicodeDecodeError as exc:
+            raise error(f"{what} file {str(path)!r} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        except OSError as exc:
+            raise error(f"cannot read {what} file {str(path)!r}: {exc.strerror or exc}") from None
     try:
         return json.loads(text)
+    except RecursionError:
+        raise error(f"{what} JSON is nested too deeply to be a {what}") from None
     except json.JSONDecodeError as exc:
         raise error(f"{what} is not valid JSON ({exc.msg} at line {exc.lineno})") from None

@@ -12,6 +12,8 @@ import numbers
 from collections.abc import Collection
 from typing import Any
 
+import numpy as np
+
 from dpaudit._errors import DPAuditError
 
 __all__ = ["WHOLE", "NUMBER", "CHOICE", "UNIT", "POSITIVE", "SEED", "whole_number", "number", "positive", "unit_interval", "one_of",
@@ -103,6 +105,21 @@ def unit_interval(name: str, value: Any, hint: str = "", *, error: type[DPAuditE
     if isinstance(value, numbers.Real) and not isinstance(value, bool) and 0.0 < float(value) < 1.0:
         return float(value)
     raise error(UNIT.format(name=name, hint=hint, value=value))
+
+
+def flag(name: str, value: Any, *, error: type[DPAuditError] = DPAuditError) -> bool:
+    """A yes/no option: True or False (numpy booleans included), nothing else.
+
+    Examples
+    --------
+    >>> flag("fpc", "yes")
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.DPAuditError: fpc must be True or False, got 'yes'
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise error(f"{name} must be True or False, got {value!r}")
 
 
 def one_of(name: str, value: Any, choices: Collection[Any], *, error: type[DPAuditError] = DPAuditError) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from dpaudit.counts import count_tables, infer_schema
 from dpaudit.criteria import CriterionLike, parse_criteria
 from dpaudit.measures import MEASURES, Measure, measure_from
 from dpaudit.privacy import Budget, exact_release, laplace_release
+from dpaudit.privacy._mechanisms import MIN_RELEASE_EPSILON, derive_seed
 from dpaudit.results import AuditResult, MeasureResult
 from dpaudit.schema import Schema
 
@@ -36,18 +38,30 @@ def split_budget(epsilon: float, measures: Sequence[str], split: Mapping[str, fl
     {'tvd': 0.25, 'tc': 0.75}
     """
     if split is None:
-        return {m: epsilon / len(measures) for m in measures}
-    if set(split) != set(measures):
-        raise DPAuditError(
-            f"budget split names {sorted(split)} but the measures are {sorted(measures)}; give one "
-            "fraction per measure"
-        )
-    if any(not (isinstance(f, (int, float)) and f > 0) for f in split.values()):
-        raise DPAuditError(f"budget split fractions must be positive numbers, got {dict(split)}")
-    total = math.fsum(split.values())
-    if abs(total - 1.0) > 1e-9:
-        raise DPAuditError(f"budget split fractions must sum to 1, they sum to {total:g}")
-    return {m: epsilon * split[m] for m in measures}
+        shares = {m: epsilon / len(measures) for m in measures}
+    else:
+        if not isinstance(split, Mapping):
+            raise DPAuditError(f"budget split must map each measure to a fraction (e.g. {{'tvd': 0.5, 'tc': 0.5}}), "
+                               f"got {split!r}")
+        if set(split) != set(measures):
+            raise DPAuditError(
+                f"budget split names {sorted(map(str, split))} but the measures are {sorted(measures)}; give one "
+                "fraction per measure"
+            )
+        if any(not (isinstance(f, numbers.Real) and not isinstance(f, bool) and math.isfinite(f) and f > 0)
+               for f in split.values()):
+            raise DPAuditError(f"budget split fractions must be positive numbers, got {dict(split)}")
+        total = math.fsum(split.values())
+        if abs(total - 1.0) > 1e-9:
+            raise DPAuditError(f"budget split fractions must sum to 1, they sum to {total:g}")
+        shares = {m: epsilon * split[m] for m in measures}
+    for m, share in shares.items():
+        if share < MIN_RELEASE_EPSILON:
+            raise DPAuditError(
+                f"measure {m} would be released with epsilon={share:g}, below the smallest dpaudit releases "
+                f"with ({MIN_RELEASE_EPSILON:g}): its noise would drown any value; raise epsilon or its split fraction"
+            )
+    return shares
 
 
 def _resolve_schema(data: Any, schema: Schema | str | None) -> Schema:
@@ -79,7 +93,16 @@ def resolve_measures(measures: str | Measure | Sequence[str | Measure], **option
     ...
     dpaudit._errors.DPAuditError: option semantics configures repair, which is not among the measures (tvd); add it or drop the option
     """
-    items = [measures] if isinstance(measures, (str, Measure)) else list(measures)
+    if isinstance(measures, (str, Measure)):
+        items = [measures]
+    elif isinstance(measures, Iterable) and not isinstance(measures, (bytes, Mapping)):
+        items = list(measures)
+    else:
+        raise DPAuditError(f"measures must be a measure name, a Measure, or a list of them (e.g. ('tvd', 'tc')), "
+                           f"got {measures!r}")
+    odd = [m for m in items if not isinstance(m, (str, Measure))]
+    if odd:
+        raise DPAuditError(f"measures must be names or Measure objects, got {odd[0]!r}; e.g. ('tvd', TopContribution(k=5))")
     if not items:
         raise DPAuditError("no measures requested; pass e.g. measures=('tvd',)")
     named = {m for m in items if isinstance(m, str)}
@@ -178,6 +201,9 @@ def audit(
     shares_explained = {m.name: m.explain_share if epsilon is not None else 0.0 for m in chosen}
     if epsilon is not None:
         epsilon = positive("epsilon", epsilon)
+        if budget is not None and not isinstance(budget, Budget):
+            raise DPAuditError(f"budget must be a dpaudit Budget (Budget(total) or Budget.open(path, total)), "
+                               f"got {type(budget).__name__}")
         ledger = budget if budget is not None else Budget(epsilon)
         shares = split_budget(epsilon, names, split)
         ledger.check(epsilon, "audit of " + ", ".join(names))  # refuse before any release
@@ -195,12 +221,23 @@ def audit(
         f"{'data-derived' if resolved.data_derived else 'declared'} schema "
         f"({'; '.join(f'{t.criterion}: {t.counts.shape[0]} block(s) × {t.counts.shape[1]} × {t.counts.shape[2]} cells' for t in tables)})"
     ]
-    results: dict[str, MeasureResult] = {}
+    assessed = []
     for m in chosen:
         assessment = m.assess(tables, details=epsilon is None)
+        assessed.append((m, assessment, math.fsum(assessment.per_criterion), m.sensitivity(crits, n)))
+    if epsilon is not None:
+        # every share is debited at once, before the first release: a shared ledger either records the
+        # whole audit or none of it
+        debits = []
+        for m, *_ in assessed:
+            eps_explain = shares[m.name] * shares_explained[m.name]
+            debits.append((m.name, shares[m.name] - eps_explain))
+            if eps_explain > 0:
+                debits.append((f"{m.name}: explanation", eps_explain))
+        ledger.spend_many(debits)
+    results: dict[str, MeasureResult] = {}
+    for index, (m, assessment, exact_value, sensitivity) in enumerate(assessed):
         per = assessment.per_criterion
-        exact_value = math.fsum(per)
-        sensitivity = m.sensitivity(crits, n)
         formula = f"sensitivity {m.sensitivity_formula} = {sensitivity:.4g}"
         if epsilon is None:
             release = exact_release(exact_value, sensitivity=sensitivity)
@@ -210,17 +247,16 @@ def audit(
         eps = shares[m.name]
         eps_explain = eps * shares_explained[m.name]
         eps_value = eps - eps_explain
-        ledger.spend(eps_value, m.name)
-        release = laplace_release(exact_value, sensitivity=sensitivity, epsilon=eps_value, seed=seed,
-                                  reasons=not_dp + assessment.caveats)
+        # a seeded run still gives every release its own, independent noise
+        release = laplace_release(exact_value, sensitivity=sensitivity, epsilon=eps_value,
+                                  seed=derive_seed(seed, index, 0), reasons=not_dp + assessment.caveats)
         stages.append(
             f"{m.title}: sum over {len(crits)} criteria + {release.mechanism}, ε = {eps_value:g}, "
             f"{formula}, scale {release.scale:.4g}"
         )
         details = None
         if eps_explain > 0:
-            ledger.spend(eps_explain, f"{m.name}: explanation")
-            details = m.private_details(tables, eps_explain, seed)
+            details = m.private_details(tables, eps_explain, derive_seed(seed, index, 1))
             mechanism = getattr(getattr(details, "release", None), "mechanism", "private selection")
             stages.append(f"{m.title} explanation: {mechanism}, ε = {eps_explain:g}")
         results[m.name] = MeasureResult(m.name, m.title, release, None, details, m.options())
@@ -254,6 +290,10 @@ def repair_wcnf(
     from dpaudit.measures._wcnf import repair_wcnf as _encode
 
     crits = parse_criteria(criteria)
+    if path is not None:
+        from dpaudit._io import check_writable
+
+        check_writable(path)  # before counting
     tables = count_tables(data, crits, _resolve_schema(data, schema))
     text = _encode(tables, semantics, max_clauses=max_clauses)
     if path is not None:

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
+import numbers
 import operator
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit._datafiles import open_file
 from dpaudit._errors import DataError
 from dpaudit._io import plain
 from dpaudit.criteria import Criterion, check_columns
@@ -31,7 +35,7 @@ __all__ = ["CountTable", "count_tables", "open_frame", "distinct_values"]
 
 _COUNT = "__dpaudit_count__"
 _MISSING_CODE = -2  # bin code of a missing entry in a binned column (below-range is -1)
-_FILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".parquet", ".pq")
+DEFAULT_MAX_CELLS = 100_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,16 +97,17 @@ class CountTable:
         return self._labels(self.criterion.outcome)
 
 
-def open_frame(data: Any) -> tuple[Any, Any]:
+def open_frame(data: Any, schema: Schema | None = None) -> tuple[Any, Any]:
     """Wrap ``data`` as a narwhals DataFrame or LazyFrame.
 
+    A CSV file's columns are read as the ``schema`` declares them (:func:`~dpaudit._datafiles.open_file`).
     Returns the frame and an object to keep alive while the frame is used (the DuckDB connection
     behind a file, or None).
     """
     import narwhals.stable.v2 as nw
 
     if isinstance(data, (str, Path)):
-        return _open_file(Path(data))
+        return open_file(Path(data), _declared_kinds(schema))
     if type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
         if not any(dtype == np.dtype(object) for dtype in data.dtypes):
             return _pandas_via_duckdb(data)
@@ -113,6 +118,20 @@ def open_frame(data: Any) -> tuple[Any, Any]:
             f"cannot read data of type {type(data).__module__}.{type(data).__name__}; pass a pandas, "
             "polars or pyarrow table, a DuckDB relation, or the path of a CSV or Parquet file"
         ) from None
+
+
+def _declared_kinds(schema: Schema | None) -> dict[str, str]:
+    """``"text"`` or ``"integer"`` for each categorical column whose declared values are all strings
+    or all integers (booleans excluded)."""
+    kinds: dict[str, str] = {}
+    for name, dom in (schema.columns.items() if schema is not None else ()):
+        if not isinstance(dom, Categorical):
+            continue
+        if all(isinstance(v, str) for v in dom.values):
+            kinds[name] = "text"
+        elif all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in dom.values):
+            kinds[name] = "integer"
+    return kinds
 
 
 def _pandas_via_duckdb(frame: Any) -> tuple[Any, Any]:
@@ -128,30 +147,6 @@ def _pandas_via_duckdb(frame: Any) -> tuple[Any, Any]:
     except (duckdb.Error, TypeError, ValueError):  # columns DuckDB cannot type: pandas counts them
         con.close()
         return nw.from_native(frame), None
-    return nw.from_native(rel), con
-
-
-def _open_file(path: Path) -> tuple[Any, Any]:
-    import duckdb
-    import narwhals.stable.v2 as nw
-
-    name = path.name.lower()
-    if not name.endswith(_FILE_SUFFIXES):
-        raise DataError(
-            f"{str(path)!r} is neither a registered dataset nor a .csv/.csv.gz/.tsv/.parquet file"
-        )
-    if not path.is_file():
-        raise DataError(f"data file {str(path)!r} does not exist; check the path")
-    con = duckdb.connect()
-    try:
-        if name.endswith((".parquet", ".pq")):
-            rel = con.read_parquet(str(path))
-        else:
-            rel = con.read_csv(str(path), header=True)  # CSV files must start with a header row
-    except duckdb.Error as exc:
-        con.close()
-        first = str(exc).strip().splitlines()[0]
-        raise DataError(f"cannot read {str(path)!r}: {first}") from None
     return nw.from_native(rel), con
 
 
@@ -283,9 +278,43 @@ def _raise_binned(name: str, domain: Binned, codes: np.ndarray, weights: np.ndar
     )
 
 
+def max_cells() -> int:
+    """The most cells one count table may have: ``DPAUDIT_MAX_CELLS``, by default 100 million
+    (a table of 8-byte counts, plus the measures' working copies, then fits in a few GB)."""
+    raw = os.environ.get("DPAUDIT_MAX_CELLS", "")
+    if not raw:
+        return DEFAULT_MAX_CELLS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise DataError(f"DPAUDIT_MAX_CELLS must be a positive integer, got {raw!r}")
+    return value
+
+
+def _refuse_huge_tables(criteria: Sequence[Criterion], schema: Schema) -> None:
+    """DataError, before any row is read, for a criterion whose declared domains multiply to more
+    cells than :func:`max_cells`."""
+    limit = max_cells()
+    for crit in criteria:
+        cells = math.prod(schema[c].size for c in crit.columns)
+        if cells > limit:
+            sizes = " × ".join(f"{c} {schema[c].size:,}" for c in crit.columns)
+            raise DataError(
+                f"criterion {crit} spans {cells:,} cells ({sizes}), more than the limit of {limit:,}; "
+                "declare coarser domains (fewer categories or bins) or raise DPAUDIT_MAX_CELLS"
+            )
+
+
 def _check_types(frame: Any, schema: Schema, columns: Sequence[str]) -> dict[str, Any]:
     dtypes = dict(frame.collect_schema().items())
     for col in columns:
+        if dtypes[col].is_nested():
+            raise DataError(
+                f"column {col!r} holds nested values ({dtypes[col]}); dpaudit counts flat columns: "
+                "flatten it or pick one field"
+            )
         if isinstance(schema[col], Binned) and not dtypes[col].is_numeric():
             raise DataError(
                 f"column {col!r} is declared binned (numeric) but holds {dtypes[col]}; "
@@ -323,11 +352,12 @@ def count_tables(data: Any, criteria: Sequence[Criterion], schema: Schema) -> li
     >>> count_tables(df, [Criterion.parse("sex ⊥ y")], s)[0].counts.tolist()
     [[[0, 1], [1, 1]]]
     """
-    frame, keep_alive = open_frame(data)
-    try:
+    needed = list(dict.fromkeys(c for crit in criteria for c in crit.columns))
+    frame, keep_alive = open_frame(data, Schema({c: schema[c] for c in needed if c in schema}))
+    try:  # files are opened lazily: nothing below reads a row before the group-by
         check_columns(criteria, _columns_of(frame))
-        needed = list(dict.fromkeys(c for crit in criteria for c in crit.columns))
         schema.require(needed)
+        _refuse_huge_tables(criteria, schema)
         dtypes = _check_types(frame, schema, needed)
         binned = {c: dom for c in needed if isinstance(dom := schema[c], Binned)}
         if binned:
@@ -346,9 +376,15 @@ def _count_one(frame: Any, crit: Criterion, schema: Schema, cache: dict) -> Coun
     domains = tuple(schema[c] for c in columns)
     key = tuple(sorted(columns))
     if key not in cache:
-        grouped = frame.group_by(*key, drop_null_keys=False).agg(nw.len().alias(_COUNT))
-        if hasattr(grouped, "collect"):
-            grouped = grouped.collect()
+        try:
+            grouped = frame.group_by(*key, drop_null_keys=False).agg(nw.len().alias(_COUNT))
+            if hasattr(grouped, "collect"):
+                grouped = grouped.collect()
+        except TypeError as exc:  # pandas object columns holding lists, dicts, sets
+            raise DataError(
+                f"cannot count the column(s) {', '.join(map(repr, key))}: {exc}; every value must be a string, "
+                "a number or a boolean (not a list or a dict)"
+            ) from None
         cache[key] = grouped
     grouped = cache[key]
     weights = grouped.get_column(_COUNT).to_numpy().astype(np.int64)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
+import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,17 @@ from dpaudit._errors import SchemaError
 from dpaudit._io import load_json, to_jsonable
 
 __all__ = ["Categorical", "Binned", "Domain", "Schema"]
+
+
+def _plain_value(value: Any) -> bool:
+    """True for a value a category can be: hashable and not a container (list, tuple, set, dict)."""
+    if isinstance(value, (tuple, frozenset, complex, bytes)):
+        return False
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _is_missing(value: Any) -> bool:
@@ -71,6 +84,12 @@ class Categorical:
             raise SchemaError(
                 "a categorical domain cannot list a missing value (None/NaN) as a value; "
                 "declare a label such as 'Missing' and pass missing='Missing'"
+            )
+        odd = next((v for v in values if not _plain_value(v)), None)
+        if odd is not None:
+            raise SchemaError(
+                f"categorical values must be single values (strings, numbers, booleans), got {odd!r} "
+                f"({type(odd).__name__}); declare each category as one plain value"
             )
         if len(set(values)) != len(values):
             seen: set[Any] = set()
@@ -137,13 +156,21 @@ class Binned:
     missing: str | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.edges, (str, bytes)) or not isinstance(self.edges, Iterable):
+            raise SchemaError(f"bin edges must be numbers in a list, got {self.edges!r}")
         try:
-            edges = tuple(float(e) for e in self.edges)
-        except (TypeError, ValueError):
-            raise SchemaError(f"bin edges must be numbers, got {self.edges!r}") from None
+            edges = tuple(_edge(e) for e in self.edges)
+        except (TypeError, ValueError, OverflowError):
+            raise SchemaError(f"bin edges must be numbers (or '-inf'/'inf'), got {reprlib.repr(list(self.edges))}") from None
         object.__setattr__(self, "edges", edges)
         if len(edges) < 2:
             raise SchemaError("a binned domain needs at least two edges (one bin)")
+        if len(edges) > MAX_EDGES:
+            raise SchemaError(
+                f"a binned domain has at most {MAX_EDGES:,} edges, got {len(edges):,}; use coarser bins"
+            )
+        if self.missing is not None and not isinstance(self.missing, str):
+            raise SchemaError(f"the missing bin's label must be a string (e.g. 'Missing'), got {self.missing!r}")
         if any(math.isnan(e) for e in edges) or any(b <= a for a, b in zip(edges, edges[1:])):
             raise SchemaError(f"bin edges must be strictly increasing numbers, got {list(edges)!r}")
 
@@ -171,6 +198,19 @@ class Binned:
 
 Domain = Categorical | Binned
 
+#: The most edges a :class:`Binned` domain may have: each edge is one comparison in the counting
+#: query, and a count table's cells multiply across its columns.
+MAX_EDGES = 10_001
+
+
+def _edge(value: Any) -> float:
+    """One bin edge: a real number or its text ('2.5'; '-inf'/'inf', since JSON has no infinities)."""
+    if isinstance(value, str):
+        return float(value)  # '2.5', '-inf', 'inf'
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(value)
+    return float(value)
+
 
 def _domain_from_dict(column: str, spec: Any) -> Domain:
     if not isinstance(spec, Mapping) or "type" not in spec:
@@ -181,11 +221,11 @@ def _domain_from_dict(column: str, spec: Any) -> Domain:
     if kind == "categorical":
         if "values" not in spec:
             raise SchemaError(f"column {column!r}: a categorical domain needs 'values'")
-        return Categorical(tuple(spec["values"]), missing=spec.get("missing"))
+        return Categorical(spec["values"], missing=spec.get("missing"))
     if kind == "binned":
         if "edges" not in spec:
             raise SchemaError(f"column {column!r}: a binned domain needs 'edges'")
-        return Binned(tuple(spec["edges"]), missing=spec.get("missing"))
+        return Binned(spec["edges"], missing=spec.get("missing"))
     raise SchemaError(f"column {column!r}: unknown domain type {kind!r}; use 'categorical' or 'binned'")
 
 
@@ -263,7 +303,10 @@ class Schema:
         if not isinstance(raw, Mapping) or not isinstance(raw.get("columns"), Mapping):
             raise SchemaError('schema JSON must be an object with a "columns" object')
         columns = {name: _domain_from_dict(name, spec) for name, spec in raw["columns"].items()}
-        return cls(columns, data_derived=bool(raw.get("data_derived", False)))
+        derived = raw.get("data_derived", False)
+        if not isinstance(derived, bool):
+            raise SchemaError(f'schema "data_derived" must be true or false, got {derived!r}')
+        return cls(columns, data_derived=derived)
 
     def require(self, columns: Sequence[str]) -> None:
         """Raise SchemaError naming every column in ``columns`` that the schema does not declare."""

@@ -49,7 +49,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit._errors import DPAuditError
-from dpaudit._validation import one_of, unit_interval, whole_number
+from dpaudit._validation import flag, one_of, unit_interval, whole_number
 from dpaudit.mia.attacks import Attack, attack_from
 from dpaudit.mia.calibrate import fpc_factor, pp_transform, threshold
 from dpaudit.mia.fits import loo_fits
@@ -74,7 +74,14 @@ from dpaudit.mia.per_record import (
 from dpaudit.mia.results import AlphaResult, FprSpread, MiaReport, RuleResult
 from dpaudit.mia.scores import ScoreSet
 
-__all__ = ["evaluate", "MiaReport", "RULES", "RULE_NAMES"]
+__all__ = ["evaluate", "MiaReport", "RULES", "RULE_NAMES", "MIN_FPR", "MAX_BOOT"]
+
+#: The smallest target FPR :func:`evaluate` accepts: measuring α needs ~1/α non-member scores, and
+#: beyond 1e-12 the t and normal quantiles lose the precision that separates thresholds.
+MIN_FPR = 1e-12
+#: The most bootstrap replicates :func:`evaluate` draws (each is a full resampled evaluation; the
+#: 95 % interval is stable to ±0.5 % of its width well before this).
+MAX_BOOT = 10_000
 
 RULES = ("naive", "pp_normal", "pp_t", "pp_rank", "per_record_empirical", "per_record_parametric")
 #: Labels of the rules in tables and figures.
@@ -216,8 +223,14 @@ def evaluate(
     if not alphas:
         raise DPAuditError("fpr needs at least one target false-positive rate, e.g. (0.01,)")
     alphas = tuple(unit_interval("fpr", a) for a in alphas)
+    if min(alphas) < MIN_FPR:
+        raise DPAuditError(f"fpr {min(alphas):g} is below {MIN_FPR:g}: no evaluation holds the ~1/fpr non-member "
+                           "scores needed to measure it; ask for a larger false-positive rate")
     threshold_kind = one_of("threshold", threshold_kind, ("t", "normal"))
-    n_boot = whole_number("n_boot", n_boot, minimum=0)
+    n_boot = whole_number("n_boot", n_boot, minimum=0, maximum=MAX_BOOT)
+    seed = whole_number("seed", seed, minimum=0)
+    fpc = flag("fpc", fpc)
+    strict = flag("strict", strict)
     sign = one_of("sign", sign, ("fitted", "positive"))
     level = unit_interval("level", level, " (e.g. 0.95)")
     keep = np.asarray(scores.keep)

@@ -211,31 +211,44 @@ class ScoreSet:
             or version, or holds data a :class:`ScoreSet` rejects (shape mismatch, …); the message
             starts with the path.
         """
+        if not isinstance(path, (str, os.PathLike)):
+            raise DataError(f"ScoreSet.load takes the path of a score file (.npz), got {type(path).__name__}")
         path = Path(path)
+        if path.is_dir():
+            raise DataError(f"{path}: is a directory; pass the path of a score file (.npz)")
         if not path.is_file():
             raise DataError(
                 f"{path}: no such score file; write one with ScoreSet.save or the format in dpaudit.mia.scores"
             )
-        try:
-            archive = np.load(path, allow_pickle=False)
-            if not isinstance(archive, np.lib.npyio.NpzFile):
-                raise DataError(f"{path}: holds a single array, not an .npz archive with {', '.join(_ARRAYS)}")
-            with archive:
-                missing = [name for name in _ARRAYS if name not in archive]
-                if missing:
-                    raise DataError(
-                        f"{path}: missing array(s) {', '.join(missing)}; a score file holds {', '.join(_ARRAYS)}"
-                    )
-                score, keep, meta_json = (archive[name] for name in _ARRAYS)
-        except DataError:
-            raise
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-            raise DataError(f"{path}: not a readable .npz score file ({exc})") from None
+        with open(path, "rb") as handle:  # our handle: numpy leaks its own on a truncated archive
+            if not handle.read(6).startswith((b"PK\x03\x04", b"PK\x05\x06", b"\x93NUMPY")):
+                raise DataError(f"{path}: not an .npz archive (a zip of .npy arrays); write one with ScoreSet.save or "
+                                "np.savez")
+            handle.seek(0)
+            try:
+                archive = np.load(handle, allow_pickle=False)
+                if not isinstance(archive, np.lib.npyio.NpzFile):
+                    raise DataError(f"{path}: holds a single array, not an .npz archive with {', '.join(_ARRAYS)}")
+                with archive:
+                    missing = [name for name in _ARRAYS if name not in archive]
+                    if missing:
+                        raise DataError(
+                            f"{path}: missing array(s) {', '.join(missing)}; a score file holds {', '.join(_ARRAYS)}"
+                        )
+                    score, keep, meta_json = (archive[name] for name in _ARRAYS)
+            except DataError:
+                raise
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+                raise DataError(f"{path}: not a readable .npz score file ({exc})") from None
         header = _parse_header(path, meta_json)
         try:
             return cls(score, keep, train_size=header["train_size"], pool_size=header["pool_size"], meta=header["meta"])
         except DataError as exc:
             raise DataError(f"{path}: {exc}") from None
+
+
+#: The largest score magnitude accepted: fits square scores, and (1e150)² is near float64's limit.
+MAX_ABS_SCORE = 1e150
 
 
 def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -246,6 +259,8 @@ def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
     models). Raises :class:`DataError` naming the first violation. No copy when the inputs already have
     the right dtypes.
     """
+    if np.iscomplexobj(score):
+        raise DataError("score must be real numbers, got complex values; pass the real scores")
     try:
         score = np.asarray(score, dtype=np.float64)
     except (TypeError, ValueError):
@@ -263,6 +278,13 @@ def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(
             f"score has {len(bad)} non-finite value(s) (NaN or ±inf); the first is {score[m, x]} at "
             f"model {m}, record {x}; repair the scores or drop those records"
+        )
+    huge = np.abs(score) > MAX_ABS_SCORE
+    if huge.any():
+        m, x = np.argwhere(huge)[0]
+        raise DataError(
+            f"score has {int(huge.sum())} value(s) of magnitude above {MAX_ABS_SCORE:g} (the first is {score[m, x]:g} at "
+            f"model {m}, record {x}); their squares overflow the Gaussian fits: rescale the scores"
         )
     if keep.dtype != np.bool_:
         if keep.dtype.kind not in "iuf" or not np.isin(keep, (0, 1)).all():

@@ -13,7 +13,11 @@ from dpaudit._validation import positive, whole_number
 from dpaudit.privacy._budget import TOLERANCE
 from dpaudit.privacy._release import Release
 
-__all__ = ["INTERVAL_Z", "laplace_release", "noisy_top_k", "SelectionRelease"]
+__all__ = ["INTERVAL_Z", "MIN_RELEASE_EPSILON", "laplace_release", "noisy_top_k", "SelectionRelease", "derive_seed"]
+
+#: The smallest ε :func:`dpaudit.audit` releases a measure with. Below it the noise scale Δ/ε exceeds
+#: any measure's range by nine orders of magnitude (and at ε ≈ 1e-308 it overflows to infinity).
+MIN_RELEASE_EPSILON = 1e-9
 
 #: Half-width of the 95% noise interval in units of the Laplace scale: ln 20, because
 #: ``P(|Lap(b)| > t) = exp(−t/b)``.
@@ -36,6 +40,27 @@ def _check_map(measurement: Any, sensitivity: float, epsilon: float) -> None:
 def _test_rng(seed: int) -> np.random.Generator:
     """The seeded test path's generator (both mechanisms): reproducible, **not** private."""
     return np.random.default_rng(seed)
+
+
+def derive_seed(seed: int | None, *key: int) -> int | None:
+    """An independent seed for one release of a seeded run: releases keyed differently get unrelated
+    noise (``SeedSequence(seed, spawn_key=key)``); None stays None (real, unseeded noise).
+
+    Examples
+    --------
+    >>> derive_seed(0, 1) != derive_seed(0, 2), derive_seed(None, 1)
+    (True, None)
+    """
+    if seed is None:
+        return None
+    return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
+
+
+def _finite_scale(scale: float, epsilon: float) -> float:
+    if not math.isfinite(scale):
+        raise DPAuditError(f"epsilon={epsilon:g} is too small: the noise scale overflows to {scale}; use epsilon >= "
+                           f"{MIN_RELEASE_EPSILON:g}")
+    return scale
 
 
 def laplace_release(
@@ -69,7 +94,7 @@ def laplace_release(
     """
     epsilon = positive("epsilon", epsilon)
     sensitivity = positive("sensitivity", sensitivity)
-    scale = sensitivity / epsilon
+    scale = _finite_scale(sensitivity / epsilon, epsilon)
     if seed is None:
         dp = _opendp()
         meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=scale)
@@ -145,7 +170,7 @@ def noisy_top_k(scores: Any, k: int, *, sensitivity_linf: float, epsilon: float,
     k = whole_number("k", k, minimum=0, maximum=values.size)
     sensitivity_linf = positive("sensitivity_linf", sensitivity_linf)
     epsilon = positive("epsilon", epsilon)
-    scale = 2.0 * max(k, 1) * sensitivity_linf / epsilon
+    scale = _finite_scale(2.0 * max(k, 1) * sensitivity_linf / epsilon, epsilon)
     if seed is None:
         dp = _opendp()
         meas = dp.m.make_noisy_top_k(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
@@ -159,3 +184,60 @@ def noisy_top_k(scores: Any, k: int, *, sensitivity_linf: float, epsilon: float,
         chosen = tuple(int(i) for i in np.argsort(-noisy, kind="stable")[:k])
         mechanism = "noisy top-k (seeded numpy Gumbel, NOT private)"
     return SelectionRelease(chosen, epsilon, sensitivity_linf, scale, mechanism, seed is None)
+
+
+# -- repeated draws from ONE measurement: for the empirical privacy audit (dpaudit.selfcheck) only ------
+# Each helper builds the OpenDP measurement with exactly the arguments of the unseeded release above,
+# checks its privacy map once, and invokes it ``draws`` times (tests/privacy checks that the draws follow
+# the release's distribution). Every draw spends the release's ε: for synthetic audit data, never real data.
+
+
+def laplace_draws(value: float, *, sensitivity: float, epsilon: float, draws: int) -> np.ndarray:
+    """``draws`` independent outputs of the unseeded :func:`laplace_release` of ``value``.
+
+    One OpenDP ``make_laplace`` measurement of scale ``sensitivity / epsilon`` (as the release),
+    built and privacy-map-checked once, then invoked ``draws`` times.
+
+    Examples
+    --------
+    >>> laplace_draws(0.5, sensitivity=0.1, epsilon=1.0, draws=3).shape
+    (3,)
+    """
+    epsilon = positive("epsilon", epsilon)
+    sensitivity = positive("sensitivity", sensitivity)
+    draws = whole_number("draws", draws, minimum=1)
+    dp = _opendp()
+    meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
+                             scale=sensitivity / epsilon)
+    _check_map(meas, sensitivity, epsilon)
+    x = float(value)
+    return np.fromiter((meas(x) for _ in range(draws)), dtype=np.float64, count=draws)
+
+
+def noisy_top_k_draws(scores: Any, k: int, *, sensitivity_linf: float, epsilon: float, draws: int) -> np.ndarray:
+    """``draws`` independent outputs of the unseeded :func:`noisy_top_k`, shape ``(draws, k)``.
+
+    One OpenDP ``make_noisy_top_k`` measurement of scale ``2·k·Δ∞/ε`` (as the release), built and
+    map-checked once, then invoked ``draws`` times; each row holds the selected indices in noisy rank
+    order.
+
+    Examples
+    --------
+    >>> noisy_top_k_draws([0.0, 5.0, 1.0], 1, sensitivity_linf=0.01, epsilon=1.0, draws=2).tolist()
+    [[1], [1]]
+    """
+    values = np.asarray(scores, dtype=np.float64).ravel()
+    k = whole_number("k", k, minimum=1, maximum=values.size)
+    sensitivity_linf = positive("sensitivity_linf", sensitivity_linf)
+    epsilon = positive("epsilon", epsilon)
+    draws = whole_number("draws", draws, minimum=1)
+    dp = _opendp()
+    meas = dp.m.make_noisy_top_k(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                                 dp.linf_distance(T=float, monotonic=False), dp.max_divergence(),
+                                 k=k, scale=2.0 * k * sensitivity_linf / epsilon)
+    _check_map(meas, sensitivity_linf, epsilon)
+    listed = values.tolist()
+    out = np.empty((draws, k), dtype=np.int64)
+    for i in range(draws):
+        out[i] = meas(listed)
+    return out

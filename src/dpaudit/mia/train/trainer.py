@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
+from dpaudit._io import check_writable
 from dpaudit._validation import one_of, seed_value, whole_number
 from dpaudit.mia.designs import keep_matrix, poisson_keep
 from dpaudit.mia.train.data import from_file, registered
@@ -226,6 +227,8 @@ def train_run(
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out} exists and is not a directory")
+    if not out.exists():
+        check_writable(out, parents=True)  # the run directory (and its missing parents) can be created
     if out.is_dir() and any(out.iterdir()) and not resume:
         raise DataError(f"{out} is not empty; pass resume=True (--resume) to continue that run, or choose a new directory")
 

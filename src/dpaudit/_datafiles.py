@@ -1,0 +1,119 @@
+"""Opening data files with DuckDB, refusing malformed ones with a message that says what to fix.
+
+CSV (optionally gzipped) and TSV files are read with DuckDB's sniffer, Parquet files natively; both
+stream, so files larger than memory are fine. DuckDB is lenient where an audit must not be: it
+renames a repeated header name (``a``, ``a_1``), and a file whose rows do not all have the header's
+field count can make the sniffer fall back to one column holding whole lines. Both are caught here
+(the second by a Python scan that runs only on that suspect path, naming the first bad line).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from dpaudit._errors import DataError
+
+__all__ = ["open_file", "FILE_SUFFIXES"]
+
+FILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".parquet", ".pq")
+_DELIMITERS = (",", ";", "\t", "|")
+
+
+def open_file(path: Path, kinds: Mapping[str, str] | None = None) -> tuple[Any, Any]:
+    """A narwhals LazyFrame over the file at ``path`` and the DuckDB connection to keep open.
+
+    ``kinds`` maps columns to what the schema declares them to hold, ``"text"`` or ``"integer"``:
+    a text column is read as text even when it looks numeric (categories ``"01"``, ``"02"`` must
+    not become the integers 1, 2), and an integer column that DuckDB would read as booleans (its
+    values are true/false or yes/no) is read as text, so those words are reported as outside the
+    declared domain instead of silently counting as 1 and 0. Raises DataError for a path that is not
+    a readable data file or a file DuckDB cannot parse.
+    """
+    kinds = dict(kinds or {})
+    import duckdb
+    import narwhals.stable.v2 as nw
+
+    name = path.name.lower()
+    if path.is_dir():
+        raise DataError(f"{str(path)!r} is a directory; pass the path of a .csv/.csv.gz/.tsv/.parquet file")
+    if not name.endswith(FILE_SUFFIXES):
+        raise DataError(f"{str(path)!r} is neither a registered dataset nor a .csv/.csv.gz/.tsv/.parquet file")
+    if not path.exists():
+        raise DataError(f"data file {str(path)!r} does not exist; check the path")
+    if not path.is_file():
+        raise DataError(f"{str(path)!r} is not a regular file (a pipe or a device); save the data to a file first")
+    if path.stat().st_size == 0:
+        raise DataError(f"{str(path)!r} is empty (0 bytes); a data file starts with a header row")
+    con = duckdb.connect()
+    try:
+        if name.endswith((".parquet", ".pq")):
+            rel = con.read_parquet(str(path))
+        else:
+            rel = con.read_csv(str(path), header=True)  # CSV files must start with a header row
+            _refuse_malformed_csv(path, con, rel.columns)
+            retype = {c: "VARCHAR" for c, t in zip(rel.columns, rel.types)
+                      if (kinds.get(c) == "text" and str(t) != "VARCHAR") or (kinds.get(c) == "integer" and str(t) == "BOOLEAN")}
+            if retype:
+                rel = con.read_csv(str(path), header=True, dtype=retype)
+    except duckdb.Error as exc:
+        con.close()
+        raise DataError(f"cannot read {str(path)!r}: {_reason(str(exc))}") from None
+    except DataError:
+        con.close()
+        raise
+    return nw.from_native(rel), con
+
+
+def _reason(message: str) -> str:
+    """DuckDB's error in one line: its first line plus the line that names the problem."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    first = lines[0] if lines else "unknown error"
+    if "not utf-8" in message.lower() or "invalid unicode" in message.lower():
+        return f"{first}: the file is not UTF-8 text; save it as UTF-8"
+    detail = next((line for line in lines[1:] if "Expected Number of Columns" in line or "detected" in line), None)
+    return f"{first}: {detail}" if detail else first
+
+
+def _lines(path: Path) -> Any:
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    return opener(path, "rt", encoding="utf-8-sig", newline="", errors="replace")
+
+
+def _refuse_malformed_csv(path: Path, con: Any, columns: Sequence[str]) -> None:
+    """DataError for a header that names a column twice, or rows whose field count differs from it."""
+    renamed = [c for c in columns if (m := re.fullmatch(r"(.+)_\d+", c)) and m.group(1) in columns]
+    if renamed:
+        delimiter = con.execute("SELECT Delimiter FROM sniff_csv(?)", [str(path)]).fetchall()[0][0]
+        with _lines(path) as handle:
+            header = next(csv.reader(handle, delimiter=delimiter or ","), [])
+        seen: set[str] = set()
+        twice = sorted({c for c in header if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
+        if twice:
+            raise DataError(
+                f"{str(path)!r}: the header names column(s) {', '.join(map(repr, twice))} more than once; "
+                "give every column a distinct name"
+            )
+    one_column = len(columns) == 1 and any(d in columns[0] for d in _DELIMITERS)
+    quoted = any(len(c) > 1 and c[0] == c[-1] and c[0] in "\"'" for c in columns)
+    if one_column or quoted:  # the sniffer gave up on the dialect: find the row that made it
+        if one_column:
+            delimiter = next(d for d in _DELIMITERS if d in columns[0])
+        else:
+            delimiter = con.execute("SELECT Delimiter FROM sniff_csv(?)", [str(path)]).fetchall()[0][0] or ","
+        with _lines(path) as handle:
+            rows = csv.reader(handle, delimiter=delimiter, strict=True)
+            try:
+                width = len(next(rows))
+                for row in rows:
+                    if len(row) != width and row:
+                        raise DataError(
+                            f"{str(path)!r}: line {rows.line_num} has {len(row)} field(s) but the header has {width}; "
+                            "fix that row (a missing or extra delimiter, or an unclosed quote)"
+                        )
+            except csv.Error as exc:
+                raise DataError(f"{str(path)!r}: line {rows.line_num} is not valid CSV ({exc}); fix that row") from None

@@ -1,0 +1,23 @@
+"""The ``dpaudit`` command.
+
+Bad input of any kind ends with one line on stderr (``dpaudit: error: ...``) and exit code 2, never
+a traceback; output is printed only once everything has been computed, so nothing is half-written.
+
+The commands live in one module per group (:mod:`~dpaudit.cli.fairness`, :mod:`~dpaudit.cli.datasets`,
+:mod:`~dpaudit.cli.mia`, :mod:`~dpaudit.cli.ledger`), registered on the one application of :mod:`~dpaudit.cli._app`.
+"""
+
+from dpaudit.cli import datasets, fairness, ledger, mia  # noqa: F401  (registers the commands)
+from dpaudit.cli._app import app
+
+
+@app.callback()
+def _root() -> None:
+    """dpaudit: fairness audits of sensitive data under differential privacy."""
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

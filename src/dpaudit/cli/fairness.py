@@ -1,0 +1,161 @@
+"""``dpaudit fairness`` and ``dpaudit repair-wcnf``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from dpaudit.cli._app import app, fail, output_path, user_errors, write_json
+from dpaudit.measures import Repair, TopContribution
+
+
+def _load_data(data: str, schema_file: Path | None, infer_schema: bool) -> tuple[Any, Any]:
+    from dpaudit import datasets
+    from dpaudit.schema import Schema
+
+    schema: Any
+    if schema_file is not None and infer_schema:
+        fail("give either --schema FILE or --infer-schema, not both")
+    if data in datasets.names():
+        frame, schema = datasets.load(data)
+    else:
+        frame, schema = data, None
+    if schema_file is not None:
+        schema = Schema.from_json(schema_file)
+    elif infer_schema:
+        schema = "infer"
+    elif schema is None:
+        fail(
+            f"{data!r} is not a registered dataset ({', '.join(datasets.names())}), so its domains are "
+            "unknown: pass --schema FILE (JSON), or --infer-schema to read them off the data (not DP)"
+        )
+    return frame, schema
+
+
+def _criteria_with_preset(data: str, criteria: list[str], preset: str | None) -> list[str]:
+    from dpaudit import datasets
+
+    if preset is not None:
+        if data not in datasets.names():
+            fail(f"--preset needs a registered dataset ({', '.join(datasets.names())}), not {data!r}")
+        criteria = list(datasets.preset(data, preset)) + list(criteria)
+    if not criteria:
+        fail("give at least one criterion (-c 'P ⊥ O | A') or a --preset of a registered dataset")
+    return criteria
+
+
+def _parse_split(items: list[str]) -> dict[str, float] | None:
+    if not items:
+        return None
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            fail(f"--split takes MEASURE=FRACTION (e.g. --split tvd=0.25 --split tc=0.75), got {item!r}")
+    return out
+
+
+@app.command()
+@user_errors
+def fairness(
+    data: str = typer.Argument(..., help="A registered dataset name (e.g. adult) or a CSV/Parquet path."),
+    criterion: list[str] = typer.Option(
+        [], "-c", "--criterion", help="Criterion 'P ⊥ O | A' (ASCII: 'P _|_ O | A'); repeatable."
+    ),
+    preset: str | None = typer.Option(
+        None, "--preset", help="A registered dataset's named criteria (e.g. paper); adds to -c."
+    ),
+    measure: list[str] = typer.Option(["tvd"], "--measure", "-m", help="Measure to compute; repeatable."),
+    epsilon: float | None = typer.Option(None, "--epsilon", "-e", help="Total privacy budget ε of this audit."),
+    exact: bool = typer.Option(False, "--exact", help="Exact values for the data curator (no noise, not DP)."),
+    schema: Path | None = typer.Option(None, "--schema", help="JSON file declaring the domains."),
+    infer_schema: bool = typer.Option(False, "--infer-schema", help="Read domains off the data (not DP)."),
+    seed: int | None = typer.Option(None, "--seed", help="Reproducible noise for tests; voids the DP guarantee."),
+    k: int | None = typer.Option(None, "--k", help=f"U_TC: number of largest cell contributions summed per "
+                                    f"criterion (default {TopContribution.k})."),
+    cells: str | None = typer.Option(None, "--cells", help="U_TC: rank 'domain' cells (all declared) or "
+                                        f"'observed' ones (default {TopContribution.cells})."),
+    name_cells: int | None = typer.Option(
+        None, "--name-cells", help="U_TC: top cells to name (default 10; with --epsilon, named privately)."
+    ),
+    semantics: str | None = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
+                                            f"(default {Repair.semantics})."),
+    time_limit: float | None = typer.Option(None, "--time-limit", help="U_R: solver seconds per block, bag/set "
+                                               f"(default {Repair.time_limit:g})."),
+    split: list[str] = typer.Option([], "--split", help="Budget share MEASURE=FRACTION; repeatable (default equal)."),
+    ledger: Path | None = typer.Option(
+        None, "--ledger", help="Privacy ledger file shared by every audit of these data: this audit's ε is "
+                               "debited there, and refused if it does not fit in what remains."
+    ),
+    total_budget: float | None = typer.Option(
+        None, "--total-budget", help="Total ε of a new --ledger (checked against an existing one)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """Measure how far DATA is from satisfying fairness criteria, with an ε-DP release."""
+    from dpaudit.audit import audit
+
+    if exact == (epsilon is not None):
+        fail("give exactly one of --epsilon E (a DP release) or --exact (curator-only exact values)")
+    if ledger is None and total_budget is not None:
+        fail("--total-budget sets the total of a --ledger file; give --ledger FILE too")
+    if ledger is not None and epsilon is None:
+        fail("--ledger records DP releases; it needs --epsilon (exact values spend no budget)")
+    shares = _parse_split(split)
+    criteria = _criteria_with_preset(data, criterion, preset)
+    new_ledger = ledger is not None and not ledger.exists()
+    budget = _open_ledger(ledger, total_budget) if ledger is not None else None
+    try:
+        frame, resolved = _load_data(data, schema, infer_schema)
+        result = audit(frame, criteria, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
+                       split=shares, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
+                       time_limit=time_limit, budget=budget)
+    except BaseException:
+        if new_ledger and ledger is not None and budget is not None and not budget.entries:
+            for leftover in (ledger, Path(f"{ledger}.lock")):  # a refused first audit leaves no ledger
+                leftover.unlink(missing_ok=True)
+        raise
+    if as_json:
+        write_json(result, None)
+    else:
+        from dpaudit.report.rich import print_audit
+
+        print_audit(result)
+    if budget is not None:
+        typer.echo(f"ledger {ledger}: spent ε = {budget.spent:g} of {budget.total_epsilon:g}, "
+                   f"{budget.remaining:g} remains", err=True)
+
+
+def _open_ledger(path: Path, total: float | None) -> Any:
+    from dpaudit.privacy import Budget
+
+    if total is None and not path.exists():
+        fail(f"ledger {str(path)!r} does not exist; create it by giving its total with --total-budget EPS")
+    return Budget.open(path, total)
+
+
+@app.command("repair-wcnf")
+@user_errors
+def repair_wcnf_command(
+    data: str = typer.Argument(..., help="A registered dataset name or a CSV/Parquet path."),
+    criterion: list[str] = typer.Option(..., "-c", "--criterion", help="Criterion 'P ⊥ O | A'; repeatable."),
+    out: Path = typer.Option(..., "--out", "-o", help="WCNF file to write."),
+    semantics: str = typer.Option("bag", "--semantics", help="bag or set (ci has no tuple-level encoding)."),
+    schema: Path | None = typer.Option(None, "--schema", help="JSON file declaring the domains."),
+    infer_schema: bool = typer.Option(False, "--infer-schema", help="Read domains off the data."),
+    max_clauses: int = typer.Option(50_000_000, "--max-clauses", help="Refuse larger formulas."),
+) -> None:
+    """Write the paper's tuple-level weighted MaxSAT encoding of U_R (complete) for an external solver."""
+    from dpaudit.audit import repair_wcnf
+
+    output_path(out)  # before counting
+    frame, resolved = _load_data(data, schema, infer_schema)
+    text = repair_wcnf(frame, criterion, schema=resolved, semantics=semantics, path=str(out), max_clauses=max_clauses)
+    header = next(line for line in text.splitlines() if line.startswith("p "))
+    typer.echo(f"wrote {out} ({header})")

@@ -1,0 +1,36 @@
+"""``dpaudit ledger``: what a privacy ledger file has spent, and on what."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from dpaudit.cli._app import app, fail, user_errors
+
+
+@app.command("ledger")
+@user_errors
+def ledger_command(
+    path: Path = typer.Argument(..., help="A ledger file written by dpaudit fairness --ledger."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    """Show a privacy ledger: its total ε, every debit, and what remains."""
+    from dpaudit.privacy import Budget
+
+    if not path.exists():
+        fail(f"ledger {str(path)!r} does not exist; dpaudit fairness --ledger FILE --total-budget EPS creates one")
+    budget = Budget.open(path)
+    entries = budget.entries
+    if as_json:
+        doc = {"path": str(path), "total_epsilon": budget.total_epsilon, "spent": budget.spent,
+               "remaining": budget.remaining,
+               "entries": [{"label": e.label, "epsilon": e.epsilon, "time": e.time, "pid": e.pid, "id": e.id}
+                           for e in entries]}
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    typer.echo(f"ledger {path}: total ε = {budget.total_epsilon:g}, spent {budget.spent:g}, "
+               f"remaining {budget.remaining:g} ({len(entries)} debit{'s' if len(entries) != 1 else ''})")
+    for e in entries:
+        typer.echo(f"  {e.time}  ε = {e.epsilon:<10g} {e.label}  (pid {e.pid})")

@@ -1,0 +1,189 @@
+"""Every option of every command, given something hostile: one ``dpaudit: error:`` line, exit 2, nothing written.
+
+``{csv}`` is a small valid CSV and ``{schema}`` its declared schema; ``{tmp}`` a fresh folder.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.hostile.conftest import assert_one_line_error, files_in
+
+FAIR = ["fairness", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}"]
+
+CASES = [
+    # -- the command line itself
+    (["fairnes", "{csv}"], "No such command 'fairnes'"),
+    (["mia", "evaluat", "x.npz"], "No such command 'evaluat'"),
+    (["fairness"], "Missing argument 'data'"),
+    (FAIR + ["--exact", "--frobnicate"], "No such option: --frobnicate"),
+    (["mia", "train"], "Missing argument 'out'"),
+    # -- fairness: the mode and ε
+    (FAIR, "give exactly one of --epsilon"),
+    (FAIR + ["--exact", "--epsilon", "1"], "give exactly one of --epsilon"),
+    (FAIR + ["--epsilon", "abc"], "Invalid value for '--epsilon'"),
+    (FAIR + ["--epsilon", "-1"], "epsilon must be a positive finite number"),
+    (FAIR + ["--epsilon", "0"], "epsilon must be a positive finite number"),
+    (FAIR + ["--epsilon", "inf"], "epsilon must be a positive finite number"),
+    (FAIR + ["--epsilon", "nan"], "epsilon must be a positive finite number"),
+    (FAIR + ["--epsilon", "1e-320"], "epsilon"),
+    (FAIR + ["--epsilon", "1", "--seed", "-1"], "seed must be a non-negative integer"),
+    (FAIR + ["--epsilon", "1", "--seed", "abc"], "Invalid value for '--seed'"),
+    (FAIR + ["--epsilon", "1", "--seed", "1.5"], "Invalid value for '--seed'"),
+    # -- fairness: measures and their options
+    (FAIR + ["--exact", "-m", "nope"], "unknown measure 'nope'"),
+    (FAIR + ["--exact", "-m", "tvd", "-m", "tvd"], "requested twice"),
+    (FAIR + ["--exact", "-m", "tc", "--k", "0"], "k must be an integer >= 1"),
+    (FAIR + ["--exact", "-m", "tc", "--k", "-3"], "k must be an integer >= 1"),
+    (FAIR + ["--exact", "-m", "tc", "--k", "1.5"], "Invalid value for '--k'"),
+    (FAIR + ["--exact", "--k", "0"], "option k configures tc, which is not among the measures"),
+    (FAIR + ["--exact", "--semantics", "bag"], "option semantics configures repair"),
+    (FAIR + ["--exact", "-m", "tc", "--cells", "bogus"], "cells must be one of domain, observed"),
+    (FAIR + ["--exact", "-m", "tc", "--name-cells", "-1"], "name_cells must be an integer >= 0"),
+    (FAIR + ["--epsilon", "1", "-m", "tc", "--cells", "observed", "--name-cells", "2"],
+     "naming top cells privately needs cells='domain'"),
+    (FAIR + ["--exact", "-m", "repair", "--semantics", "foo"], "semantics must be one of ci, bag, set"),
+    (FAIR + ["--exact", "-m", "repair", "--time-limit", "-1"], "time_limit must be a finite number > 0"),
+    (FAIR + ["--exact", "-m", "repair", "--time-limit", "0"], "time_limit must be a finite number > 0"),
+    (FAIR + ["--exact", "-m", "repair", "--time-limit", "nan"], "time_limit must be a finite number > 0"),
+    (FAIR + ["--exact", "-m", "repair", "--time-limit", "inf"], "time_limit must be a finite number > 0"),
+    # -- fairness: the budget split
+    (FAIR + ["--epsilon", "1", "--split", "tvd"], "--split takes MEASURE=FRACTION"),
+    (FAIR + ["--epsilon", "1", "--split", "tvd=abc"], "--split takes MEASURE=FRACTION"),
+    (FAIR + ["--epsilon", "1", "-m", "tvd", "-m", "tc", "--split", "tvd=0.3", "--split", "tc=0.3"], "must sum to 1"),
+    (FAIR + ["--epsilon", "1", "--split", "nope=1"], "budget split names"),
+    (FAIR + ["--epsilon", "1", "--split", "tvd=-1"], "fractions must be positive"),
+    (FAIR + ["--exact", "--split", "tvd=7"], "split shares ε between measures: it needs epsilon"),
+    # -- fairness: criteria
+    (["fairness", "{csv}", "--schema", "{schema}", "--exact"], "give at least one criterion"),
+    (["fairness", "{csv}", "-c", "", "--schema", "{schema}", "--exact"], "criterion"),
+    (["fairness", "{csv}", "-c", "sex ⊥", "--schema", "{schema}", "--exact"], "has no outcome attribute"),
+    (["fairness", "{csv}", "-c", "⊥ y", "--schema", "{schema}", "--exact"], "has no protected attribute"),
+    (["fairness", "{csv}", "-c", "sex y", "--schema", "{schema}", "--exact"], "criterion"),
+    (["fairness", "{csv}", "-c", "sex ⊥ y ⊥ age", "--schema", "{schema}", "--exact"], "criterion"),
+    (["fairness", "{csv}", "-c", "nope ⊥ y", "--schema", "{schema}", "--exact"], "nope"),
+    (["fairness", "{csv}", "-c", "sex ⊥ sex", "--schema", "{schema}", "--exact"], "sex"),
+    (["fairness", "{csv}", "-c", "sex ⊥ y | ", "--schema", "{schema}", "--exact"], "criterion"),
+    (["fairness", "{csv}", "--preset", "paper", "--schema", "{schema}", "--exact"], "--preset needs a registered dataset"),
+    # -- fairness: the schema
+    (["fairness", "{csv}", "-c", "sex ⊥ y", "--exact"], "is not a registered dataset"),
+    (["fairness", "{csv}", "-c", "sex ⊥ y", "--exact", "--schema", "{tmp}/missing.json"], "does not exist"),
+    (["fairness", "{csv}", "-c", "sex ⊥ y", "--exact", "--schema", "{tmp}"], "schema"),
+    (["fairness", "{csv}", "-c", "sex ⊥ y", "--exact", "--schema", "{schema}", "--infer-schema"],
+     "either --schema FILE or --infer-schema"),
+    # -- fairness: the data argument
+    (["fairness", "{tmp}/missing.csv", "-c", "a ⊥ b", "--exact", "--infer-schema"], "does not exist"),
+    (["fairness", "{tmp}", "-c", "a ⊥ b", "--exact", "--infer-schema"], "directory"),
+    (["fairness", "/dev/null", "-c", "a ⊥ b", "--exact", "--infer-schema"], "registered dataset"),
+    (["fairness", "{tmp}/notes.txt", "-c", "a ⊥ b", "--exact", "--infer-schema"], "registered dataset"),
+    # -- repair-wcnf
+    (["repair-wcnf", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}", "-o", "{tmp}/out.wcnf", "--semantics", "ci"],
+     "semantics 'ci' has no tuple-level WCNF encoding"),
+    (["repair-wcnf", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}", "-o", "{tmp}/no/such/out.wcnf"],
+     "does not exist"),
+    (["repair-wcnf", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}", "-o", "{tmp}"], "is a directory"),
+    (["repair-wcnf", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}", "-o", "{csv}/x.wcnf"], "is a file"),
+    (["repair-wcnf", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}", "-o", "{tmp}/o.wcnf", "--max-clauses", "0"],
+     "max_clauses"),
+    (["repair-wcnf", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}"], "Missing option '--out'"),
+    # -- datasets
+    (["datasets", "info", "nope"], "unknown dataset 'nope'"),
+    (["datasets", "path", "nope"], "unknown dataset 'nope'"),
+    (["datasets", "path", "census"], "generated in memory"),
+    (["datasets", "frobnicate"], "No such command 'frobnicate'"),
+    # -- mia evaluate
+    (["mia", "evaluate", "{tmp}/missing.npz"], "no such score file"),
+    (["mia", "evaluate", "{tmp}"], "run.json is missing"),
+    (["mia", "evaluate", "{csv}"], "not an .npz archive"),
+    (["mia", "evaluate", "{scores}", "--fpr", "abc"], "Invalid value for '--fpr'"),
+    (["mia", "evaluate", "{scores}", "--fpr", "0"], "fpr must be a number strictly between 0 and 1"),
+    (["mia", "evaluate", "{scores}", "--fpr", "1"], "fpr must be a number strictly between 0 and 1"),
+    (["mia", "evaluate", "{scores}", "--fpr", "1e-300"], "fpr"),
+    (["mia", "evaluate", "{scores}", "--n-boot", "-1"], "n_boot must be an integer >= 0"),
+    (["mia", "evaluate", "{scores}", "--n-boot", "100000000"], "n_boot"),
+    (["mia", "evaluate", "{scores}", "--threshold", "z"], "threshold must be one of t, normal"),
+    (["mia", "evaluate", "{scores}", "--sign", "x"], "sign must be one of fitted, positive"),
+    (["mia", "evaluate", "{scores}", "--attack", "magic"], "unknown attack 'magic'"),
+    (["mia", "evaluate", "{scores}", "--seed", "-2"], "seed"),
+    # -- mia train
+    (["mia", "train", "{tmp}/run", "--models", "7", "--pool", "100"], "n_models must be even"),
+    (["mia", "train", "{tmp}/run", "--models", "4", "--pool", "100"], "n_models must be an integer >= 6"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "3"], "pool_size must be an integer >= 4"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--dataset", "nope"], "unknown dataset 'nope'"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--dataset", "compas"],
+     "declares no prediction task"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--model", "nope"], "model must be one of"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--model", "os:getcwd"], "has no fit"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--trainer", "x"], "trainer must be one of"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--design", "x"], "design must be one of"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--design", "poisson", "--train-size", "0"],
+     "train_size must be an integer >= 1"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--design", "poisson", "--train-size", "100"],
+     "train_size must be smaller than pool_size"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--n-jobs", "0"], "n_jobs"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--seed", "-1"], "seed"),
+    (["mia", "train", "{csv}", "--models", "6", "--pool", "100"], "exists and is not a directory"),
+    (["mia", "train", "{csv}/run", "--models", "6", "--pool", "100"], "is a file"),
+    (["mia", "train", "{csv}/sub/run", "--models", "6", "--pool", "100"], "is a file, not a folder"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--label", "y"], "add --data FILE"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--data", "{csv}"], "--data needs --label COL"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--data", "{csv}", "--label", "zzz"],
+     "no label column 'zzz'"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--data", "{csv}", "--label", "age"],
+     "must hold exactly two values"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--data", "{csv}", "--label", "y",
+      "--positive", "7"], "does not occur"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100000", "--data", "{csv}", "--label", "y"],
+     "exceeds the 200 rows"),
+    # -- mia simulate
+    (["mia", "simulate", "nope"], "simulation must be 'calibration' or 'fpc'"),
+    (["mia", "simulate", "calibration", "--models", "3"], "n_models must be even"),
+    (["mia", "simulate", "calibration", "--records", "1"], "n_records must be an integer >= 2"),
+    (["mia", "simulate", "calibration", "--out", "{tmp}/no/such/sim.npz"], "does not exist"),
+    (["mia", "simulate", "calibration", "--out", "{tmp}"], "is a directory"),
+    (["mia", "simulate", "fpc", "--pool", "2"], "pool_size must be an integer >= 3"),
+    (["mia", "simulate", "fpc", "--design", "x"], "design must be one of efficient, subsets"),
+    (["mia", "simulate", "fpc", "--repeats", "0"], "n_repeats must be an integer >= 1"),
+    (["mia", "simulate", "fpc", "--out", "{csv}/x.json"], "is a file"),
+    (["mia", "simulate", "fpc", "--seed", "-1"], "seed must be a non-negative integer"),
+]
+
+
+@pytest.fixture(scope="module")
+def scores_file(tmp_path_factory):
+    from dpaudit.mia.simulate import gaussian_scores
+
+    path = tmp_path_factory.mktemp("scores") / "s.npz"
+    gaussian_scores(16, 50, seed=0).to_scoreset().save(path)
+    return path
+
+
+@pytest.mark.parametrize("argv, fragment", CASES, ids=[" ".join(a)[:60] for a, _ in CASES])
+def test_hostile_option_gives_one_line_and_writes_nothing(cli, workdir, small_csv, scores_file, argv, fragment):
+    csv, schema, _ = small_csv
+    (workdir / "notes.txt").write_text("not data")
+    before = files_in(workdir)
+    args = [a.format(csv=csv, schema=schema, tmp=workdir, scores=scores_file) for a in argv]
+    result = cli(*args)
+    assert_one_line_error(result, fragment=fragment)
+    assert files_in(workdir) == before  # nothing written, no temporary file left
+
+
+@pytest.mark.parametrize("argv", [
+    ["repair-wcnf", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}", "-o", "{tmp}/locked/out.wcnf"],
+    ["mia", "simulate", "calibration", "--models", "8", "--out", "{tmp}/locked/sim.npz"],
+    ["mia", "train", "{tmp}/locked/run", "--models", "6", "--pool", "100"],
+], ids=["repair-wcnf", "simulate", "train"])
+def test_read_only_output_folder_is_refused_before_work(cli, workdir, small_csv, monkeypatch, argv):
+    """os.access is patched: as root, chmod cannot make a folder read-only."""
+    import os
+
+    csv, schema, _ = small_csv
+    locked = workdir / "locked"
+    locked.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p) == str(locked) else real_access(p, mode, **kw))
+    before = files_in(workdir)
+    result = cli(*[a.format(csv=csv, schema=schema, tmp=workdir) for a in argv])
+    assert_one_line_error(result, fragment="is not writable")
+    assert files_in(workdir) == before

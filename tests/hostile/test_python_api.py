@@ -1,0 +1,139 @@
+"""Hostile arguments to the public Python API: each is a DPAuditError (a ValueError) whose one-line message
+names the argument, never a TypeError/AttributeError from deep inside, and never silently accepted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpaudit
+from dpaudit import Binned, Budget, Categorical, Criterion, DPAuditError, Schema, audit
+from dpaudit.mia.designs import keep_matrix
+from dpaudit.mia.evaluate import evaluate
+from dpaudit.mia.scores import ScoreSet
+
+FRAME = pd.DataFrame({"sex": ["F", "M"] * 50, "y": [0, 1, 1, 0] * 25})
+SCHEMA = Schema({"sex": Categorical(["F", "M"]), "y": Categorical([0, 1])})
+KEEP = keep_matrix(8, 20, seed=0)
+SCORES = ScoreSet(np.random.default_rng(0).normal(size=KEEP.shape), KEEP, 10, 20)
+
+
+def fair(**kw):
+    return lambda: audit(FRAME, "sex ⊥ y", **{"schema": SCHEMA, **kw})
+
+
+CASES = {
+    # audit(): data, criteria, schema
+    "data None": (lambda: audit(None, "sex ⊥ y", schema=SCHEMA), "cannot read data of type"),
+    "data int": (lambda: audit(5, "sex ⊥ y", schema=SCHEMA), "cannot read data of type"),
+    "data dict": (lambda: audit({"sex": ["F"]}, "sex ⊥ y", schema=SCHEMA), "cannot read data of type"),
+    "criteria None": (lambda: audit(FRAME, None, schema=SCHEMA), "expected criteria as a string"),
+    "criteria int": (lambda: audit(FRAME, 5, schema=SCHEMA), "expected criteria as a string"),
+    "criteria empty": (lambda: audit(FRAME, [], schema=SCHEMA), "no criteria given"),
+    "criteria no outcome": (lambda: audit(FRAME, "sex ⊥", schema=SCHEMA), "outcome"),
+    "criteria same column twice": (lambda: audit(FRAME, "sex ⊥ sex", schema=SCHEMA), "sex"),
+    "schema int": (fair(schema=5), "schema must be a Schema"),
+    "schema dict": (fair(schema={"sex": Categorical(["F", "M"])}), "schema must be a Schema"),
+    "schema missing": (fair(schema=None), "no schema given"),
+    "schema lacks column": (fair(schema=Schema({"sex": Categorical(["F", "M"])})), "not declared in the schema"),
+    # audit(): measures and options
+    "measures None": (fair(measures=None), "measures must be a measure name"),
+    "measures int": (fair(measures=5), "measures must be a measure name"),
+    "measures list of int": (fair(measures=[5]), "measures must be names or Measure objects"),
+    "measures empty": (fair(measures=[]), "no measures requested"),
+    "measures unknown": (fair(measures="nope"), "unknown measure"),
+    "k bool": (fair(measures="tc", k=True), "k must be an integer"),
+    "k float": (fair(measures="tc", k=2.5), "k must be an integer"),
+    "cells unknown": (fair(measures="tc", cells="all"), "cells must be one of"),
+    "semantics unknown": (fair(measures="repair", semantics="sql"), "semantics must be one of"),
+    "time_limit bool": (fair(measures="repair", time_limit=True), "time_limit must be a finite number"),
+    "time_limit negative": (fair(measures="repair", time_limit=-1), "time_limit must be a finite number"),
+    # audit(): privacy
+    "epsilon bool": (fair(epsilon=True), "epsilon must be a positive finite number"),
+    "epsilon str": (fair(epsilon="1"), "epsilon must be a positive finite number"),
+    "epsilon zero": (fair(epsilon=0.0), "epsilon must be a positive finite number"),
+    "epsilon negative": (fair(epsilon=-1.0), "epsilon must be a positive finite number"),
+    "epsilon nan": (fair(epsilon=float("nan")), "epsilon must be a positive finite number"),
+    "epsilon inf": (fair(epsilon=float("inf")), "epsilon must be a positive finite number"),
+    "epsilon denormal": (fair(epsilon=1e-320), "below the smallest dpaudit releases with"),
+    "epsilon tiny share": (fair(epsilon=1.0, measures=("tvd", "tc"), split={"tvd": 1e-300, "tc": 1 - 1e-300}),
+                           "below the smallest dpaudit releases with"),
+    "seed str": (fair(epsilon=1.0, seed="abc"), "seed must be a non-negative integer"),
+    "seed float": (fair(epsilon=1.0, seed=1.5), "seed must be a non-negative integer"),
+    "seed negative": (fair(epsilon=1.0, seed=-1), "seed must be a non-negative integer"),
+    "budget str": (fair(epsilon=1.0, budget="x"), "budget must be a dpaudit Budget"),
+    "budget too small": (fair(epsilon=1.0, budget=Budget(0.5)), "asks for epsilon=1"),
+    "split list": (fair(epsilon=1.0, split=[1.0]), "budget split must map each measure"),
+    "split bool": (fair(epsilon=1.0, split={"tvd": True}), "fractions must be positive numbers"),
+    "split nan": (fair(epsilon=1.0, split={"tvd": float("nan")}), "fractions must be positive numbers"),
+    "split without epsilon": (fair(split={"tvd": 1.0}), "it needs epsilon"),
+    # schema objects
+    "Schema None": (lambda: Schema(None), "must be a mapping"),
+    "Schema bad domain": (lambda: Schema({"a": [1, 2]}), "domain must be Categorical or Binned"),
+    "Categorical None": (lambda: Categorical(None), "must be a list of values"),
+    "Categorical str": (lambda: Categorical("FM"), "must be a list of values"),
+    "Categorical list value": (lambda: Categorical([[1], [2]]), "must be single values"),
+    "Binned None": (lambda: Binned(None), "bin edges must be numbers"),
+    "Binned str": (lambda: Binned("0123"), "bin edges must be numbers in a list"),
+    "Binned overflow": (lambda: Binned([0, 10**400]), "bin edges must be numbers"),
+    "Binned missing int": (lambda: Binned([0, 1], missing=5), "label must be a string"),
+    "Schema.from_json None": (lambda: Schema.from_json(None), "must be a JSON text or the path"),
+    "Criterion.parse None": (lambda: Criterion.parse(None), "criterion"),
+    # budgets
+    "Budget negative": (lambda: Budget(-1), "total_epsilon must be a positive finite number"),
+    "Budget str": (lambda: Budget("1"), "total_epsilon must be a positive finite number"),
+    "Budget label None": (lambda: Budget(1).spend(0.5, None), "label must be a non-empty string"),
+    "Budget spend_many str": (lambda: Budget(1).spend_many("tvd"), "list of (label, epsilon) pairs"),
+    # membership inference
+    "ScoreSet.load None": (lambda: ScoreSet.load(None), "takes the path of a score file"),
+    "ScoreSet text": (lambda: ScoreSet("abc", KEEP, 10, 20), "array of real numbers"),
+    "ScoreSet None": (lambda: ScoreSet(None, None, None, None), "score"),
+    "evaluate None": (lambda: evaluate(None), "takes a ScoreSet"),
+    "evaluate fpr str": (lambda: evaluate(SCORES, fpr="abc"), "fpr must be a number strictly between 0 and 1"),
+    "evaluate fpr None": (lambda: evaluate(SCORES, fpr=None), "fpr"),
+    "evaluate fpr nested": (lambda: evaluate(SCORES, fpr=[[0.1]]), "fpr must be a number"),
+    "evaluate fpr tiny": (lambda: evaluate(SCORES, fpr=(1e-300,)), "is below 1e-12"),
+    "evaluate fpr one": (lambda: evaluate(SCORES, fpr=(1.0,)), "strictly between 0 and 1"),
+    "evaluate n_boot float": (lambda: evaluate(SCORES, n_boot=1.5), "n_boot must be an integer"),
+    "evaluate n_boot huge": (lambda: evaluate(SCORES, n_boot=10**8), "n_boot must be an integer"),
+    "evaluate seed None": (lambda: evaluate(SCORES, seed=None, n_boot=0), "seed must be an integer"),
+    "evaluate seed negative": (lambda: evaluate(SCORES, seed=-2, n_boot=0), "seed must be an integer"),
+    "evaluate attack int": (lambda: evaluate(SCORES, attack=5), "attack"),
+    "evaluate attack unknown": (lambda: evaluate(SCORES, attack="shadow"), "attack"),
+    "evaluate level": (lambda: evaluate(SCORES, level=2), "level must be a number strictly between 0 and 1"),
+    "evaluate strict str": (lambda: evaluate(SCORES, strict="abc", n_boot=0), "strict must be True or False"),
+    "evaluate fpc str": (lambda: evaluate(SCORES, fpc="abc", n_boot=0), "fpc must be True or False"),
+    "evaluate threshold": (lambda: evaluate(SCORES, threshold_kind="z", n_boot=0), "threshold must be one of"),
+    "evaluate delta negative": (lambda: evaluate(SCORES, delta=-1, n_boot=0), "delta"),
+    # datasets
+    "datasets.load None": (lambda: dpaudit.datasets.load(None), "dataset"),
+    "datasets.load unknown": (lambda: dpaudit.datasets.load("nope"), "nope"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_hostile_call_is_a_one_line_dpaudit_error(name):
+    call, fragment = CASES[name]
+    with pytest.raises(DPAuditError) as info:
+        call()
+    message = str(info.value)
+    assert fragment in message, message
+    assert "\n" not in message
+
+
+def test_every_error_is_a_value_error_so_generic_handlers_catch_it():
+    assert issubclass(DPAuditError, ValueError)
+    for cls in (dpaudit.SchemaError, dpaudit.DataError, dpaudit.BudgetError, dpaudit.CriterionError,
+                dpaudit.DatasetError):
+        assert issubclass(cls, DPAuditError)
+
+
+def test_a_refused_audit_spends_nothing():
+    budget = Budget(1.0)
+    with pytest.raises(DPAuditError):
+        audit(FRAME, "sex ⊥ nope", schema=SCHEMA, epsilon=0.5, budget=budget)
+    with pytest.raises(DPAuditError):
+        audit(FRAME, "sex ⊥ y", schema=SCHEMA, epsilon=0.5, budget=budget, measures=("tvd", "tc"),
+              split={"tvd": 0.5, "tc": 0.6})
+    assert budget.ledger == ()

@@ -1,0 +1,113 @@
+"""Hostile score files for ``dpaudit mia evaluate`` / :meth:`ScoreSet.load`: each is one clear DataError
+(CLI: one line, exit 2), never a pickle load, a crash inside the fits, or a silently wrong number."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dpaudit import DataError
+from dpaudit.mia.designs import keep_matrix
+from dpaudit.mia.scores import ScoreSet
+from tests.hostile.conftest import assert_one_line_error
+
+KEEP = keep_matrix(8, 10, seed=0)
+META = json.dumps({"format": "dpaudit.scoreset", "version": 1, "train_size": 5, "pool_size": 10, "meta": {}})
+
+
+def _score():
+    return np.random.default_rng(0).normal(size=KEEP.shape)
+
+
+def _npz(path, **arrays):
+    np.savez(path, **arrays)
+
+
+BAD = [
+    # (file name, writer, fragment)
+    ("complex.npz", lambda p: _npz(p, score=_score() + 1j, keep=KEEP, meta_json=np.array(META)), "complex"),
+    ("huge.npz", lambda p: _npz(p, score=np.full(KEEP.shape, 1e200), keep=KEEP, meta_json=np.array(META)),
+     "magnitude above 1e+150"),
+    ("nan.npz", lambda p: _npz(p, score=np.where(KEEP, np.nan, 0.0), keep=KEEP, meta_json=np.array(META)),
+     "non-finite"),
+    ("inf.npz", lambda p: _npz(p, score=np.where(KEEP, np.inf, 0.0), keep=KEEP, meta_json=np.array(META)),
+     "non-finite"),
+    ("keep_values.npz", lambda p: _npz(p, score=_score(), keep=KEEP * 2, meta_json=np.array(META)),
+     "keep must be boolean"),
+    ("keep_shape.npz", lambda p: _npz(p, score=_score(), keep=KEEP[:, :5], meta_json=np.array(META)),
+     "same shape"),
+    ("text_scores.npz", lambda p: _npz(p, score=np.full(KEEP.shape, "a"), keep=KEEP, meta_json=np.array(META)),
+     "array of real numbers"),
+    ("score_3d.npz", lambda p: _npz(p, score=_score()[..., None], keep=KEEP, meta_json=np.array(META)), "2-D"),
+    ("few_models.npz", lambda p: _npz(p, score=_score()[:4], keep=KEEP[:4], meta_json=np.array(META)),
+     "at least 6 models"),
+    ("all_in.npz", lambda p: _npz(p, score=_score(), keep=np.ones_like(KEEP), meta_json=np.array(META)),
+     "leave-one-out needs"),
+    ("no_score.npz", lambda p: _npz(p, keep=KEEP, meta_json=np.array(META)), "missing array(s) score"),
+    ("pickled.npz", lambda p: _npz(p, score=np.array([{1: 2}], dtype=object), keep=KEEP, meta_json=np.array(META)),
+     "Object arrays cannot be loaded"),
+    ("meta_not_json.npz", lambda p: _npz(p, score=_score(), keep=KEEP, meta_json=np.array("{not json")),
+     "meta_json is not valid JSON"),
+    ("meta_foreign.npz", lambda p: _npz(p, score=_score(), keep=KEEP, meta_json=np.array('{"format": "x"}')),
+     "format must be 'dpaudit.scoreset'"),
+    ("meta_version.npz", lambda p: _npz(p, score=_score(), keep=KEEP, meta_json=np.array(META.replace('"version": 1', '"version": 9'))),
+     "version 9 is not supported"),
+    ("meta_train_size.npz", lambda p: _npz(p, score=_score(), keep=KEEP, meta_json=np.array(META.replace('"train_size": 5', '"train_size": -5'))),
+     "train_size must satisfy"),
+    ("text.npz", lambda p: p.write_text("hello"), "not an .npz archive"),
+    ("empty.npz", lambda p: p.write_bytes(b""), "not an .npz archive"),
+    ("single.npz", lambda p: p.write_bytes(_npy_bytes()), "holds a single array"),
+    ("truncated.npz", lambda p: p.write_bytes(_good_bytes()[:300]), "not a readable .npz score file"),
+]
+
+
+def _npy_bytes() -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(3))
+    return buffer.getvalue()
+
+
+def _good_bytes() -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.savez(buffer, score=_score(), keep=KEEP, meta_json=np.array(META))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name,write,fragment", BAD, ids=[b[0] for b in BAD])
+def test_bad_score_file_is_one_line_on_the_cli(cli, workdir, tmp_path, name, write, fragment):
+    path = tmp_path / name
+    write(path)
+    result = cli("mia", "evaluate", path, "--n-boot", "0", "--json")
+    assert_one_line_error(result, fragment=fragment)
+
+
+@pytest.mark.parametrize("name,write,fragment", BAD, ids=[b[0] for b in BAD])
+def test_bad_score_file_is_a_data_error(tmp_path, name, write, fragment):
+    path = tmp_path / name
+    write(path)
+    with pytest.raises(DataError) as info:
+        ScoreSet.load(path)
+    assert fragment in str(info.value) and str(path) in str(info.value)
+
+
+def test_paths_that_are_not_score_files(tmp_path):
+    with pytest.raises(DataError, match="is a directory"):
+        ScoreSet.load(tmp_path)
+    with pytest.raises(DataError, match="no such score file"):
+        ScoreSet.load(tmp_path / "nope.npz")
+    for bad in (None, 5, ["a.npz"]):
+        with pytest.raises(DataError, match="takes the path of a score file"):
+            ScoreSet.load(bad)  # type: ignore[arg-type]
+
+
+def test_a_valid_file_written_by_another_framework_loads(tmp_path):
+    path = tmp_path / "other.npz"
+    np.savez_compressed(path, score=_score().astype(np.float32), keep=KEEP.astype(np.int8), meta_json=np.array(META))
+    loaded = ScoreSet.load(path)
+    assert loaded.score.dtype == np.float64 and loaded.keep.dtype == bool and loaded.score.shape == (8, 10)
