@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from dpaudit import Criterion
 from dpaudit.measures import MEASURES
+from dpaudit.selfcheck import family_r
 
 # Columns of the generated databases: a (admissible), p, q (protected), o (outcome).
 CRITERIA = {
@@ -107,22 +108,13 @@ def test_bound_on_adversarial_databases(name, options):
             assert change <= bound(measure, len(rows), criteria, options) * (1 + 1e-9) + 1e-12
 
 
-def _family_r(k: int, m: int) -> np.ndarray:
-    """docs/privacy.md, Family R: a lone (0,0) tuple beside a near-functional k-category diagonal."""
-    table = np.zeros((k + 1, k + 1), dtype=np.int64)
-    table[0, 0] = 1
-    table[0, 1:] = table[1:, 0] = 1
-    table[np.arange(1, k + 1), np.arange(1, k + 1)] = m
-    return table
-
-
 def test_cross_block_family_approaches_the_proven_constant():
     """The families of docs/privacy.md: N·ΔU exceeds 12 (so no smaller simple bound holds), stays
     below the proven 38/3 and the released 16. Guards the measure's block weighting and the proof's
     tightness claim at once."""
     measure = MEASURES["tvd"]()
     m = 100
-    a = _family_r(4 * m, m)
+    a = family_r(4 * m, m)
     b = np.zeros_like(a)
     b[[1, 2, 3], [1, 2, 3]] = m
     before = np.stack([a, b])

@@ -63,6 +63,25 @@ def _finite_scale(scale: float, epsilon: float) -> float:
     return scale
 
 
+def _laplace_measurement(sensitivity: float, epsilon: float) -> Any:
+    """OpenDP's Laplace measurement of scale Δ/ε, its privacy map checked against ε."""
+    dp = _opendp()
+    meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
+                             scale=_finite_scale(sensitivity / epsilon, epsilon))
+    _check_map(meas, sensitivity, epsilon)
+    return meas
+
+
+def _top_k_measurement(k: int, sensitivity_linf: float, epsilon: float) -> Any:
+    """OpenDP's report-noisy-top-k measurement of scale 2·k·Δ∞/ε, its privacy map checked against ε."""
+    dp = _opendp()
+    meas = dp.m.make_noisy_top_k(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                                 dp.linf_distance(T=float, monotonic=False), dp.max_divergence(),
+                                 k=k, scale=_finite_scale(2.0 * max(k, 1) * sensitivity_linf / epsilon, epsilon))
+    _check_map(meas, sensitivity_linf, epsilon)
+    return meas
+
+
 def laplace_release(
     value: float,
     *,
@@ -96,10 +115,7 @@ def laplace_release(
     sensitivity = positive("sensitivity", sensitivity)
     scale = _finite_scale(sensitivity / epsilon, epsilon)
     if seed is None:
-        dp = _opendp()
-        meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=scale)
-        _check_map(meas, sensitivity, epsilon)
-        noisy = float(meas(float(value)))
+        noisy = float(_laplace_measurement(sensitivity, epsilon)(float(value)))
         mechanism = "Laplace (OpenDP make_laplace)"
     else:
         noisy = float(value + _test_rng(seed).laplace(0.0, scale))
@@ -172,12 +188,7 @@ def noisy_top_k(scores: Any, k: int, *, sensitivity_linf: float, epsilon: float,
     epsilon = positive("epsilon", epsilon)
     scale = _finite_scale(2.0 * max(k, 1) * sensitivity_linf / epsilon, epsilon)
     if seed is None:
-        dp = _opendp()
-        meas = dp.m.make_noisy_top_k(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-                                     dp.linf_distance(T=float, monotonic=False), dp.max_divergence(),
-                                     k=k, scale=scale)
-        _check_map(meas, sensitivity_linf, epsilon)
-        chosen = tuple(int(i) for i in meas(values.tolist()))
+        chosen = tuple(int(i) for i in _top_k_measurement(k, sensitivity_linf, epsilon)(values.tolist()))
         mechanism = "report-noisy-top-k (OpenDP make_noisy_top_k)"
     else:
         noisy = values + _test_rng(seed).gumbel(0.0, scale, size=values.size)
@@ -187,8 +198,8 @@ def noisy_top_k(scores: Any, k: int, *, sensitivity_linf: float, epsilon: float,
 
 
 # -- repeated draws from ONE measurement: for the empirical privacy audit (dpaudit.selfcheck) only ------
-# Each helper builds the OpenDP measurement with exactly the arguments of the unseeded release above,
-# checks its privacy map once, and invokes it ``draws`` times (tests/privacy checks that the draws follow
+# Each helper builds the OpenDP measurement of the unseeded release above (the same builder), checks
+# its privacy map once, and invokes it ``draws`` times (tests/privacy checks that the draws follow
 # the release's distribution). Every draw spends the release's ε: for synthetic audit data, never real data.
 
 
@@ -206,10 +217,7 @@ def laplace_draws(value: float, *, sensitivity: float, epsilon: float, draws: in
     epsilon = positive("epsilon", epsilon)
     sensitivity = positive("sensitivity", sensitivity)
     draws = whole_number("draws", draws, minimum=1)
-    dp = _opendp()
-    meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
-                             scale=sensitivity / epsilon)
-    _check_map(meas, sensitivity, epsilon)
+    meas = _laplace_measurement(sensitivity, epsilon)
     x = float(value)
     return np.fromiter((meas(x) for _ in range(draws)), dtype=np.float64, count=draws)
 
@@ -231,11 +239,7 @@ def noisy_top_k_draws(scores: Any, k: int, *, sensitivity_linf: float, epsilon: 
     sensitivity_linf = positive("sensitivity_linf", sensitivity_linf)
     epsilon = positive("epsilon", epsilon)
     draws = whole_number("draws", draws, minimum=1)
-    dp = _opendp()
-    meas = dp.m.make_noisy_top_k(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-                                 dp.linf_distance(T=float, monotonic=False), dp.max_divergence(),
-                                 k=k, scale=2.0 * k * sensitivity_linf / epsilon)
-    _check_map(meas, sensitivity_linf, epsilon)
+    meas = _top_k_measurement(k, sensitivity_linf, epsilon)
     listed = values.tolist()
     out = np.empty((draws, k), dtype=np.int64)
     for i in range(draws):
