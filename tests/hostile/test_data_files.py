@@ -13,6 +13,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dpaudit import Binned, Categorical, DataError, DPAuditError, Schema, audit
 from tests.hostile.conftest import assert_one_line_error, files_in
@@ -216,3 +218,25 @@ def test_a_schema_decides_how_csv_columns_are_read(tmp_path):
         audit(yes_no, "sex ⊥ y", schema=SCHEMA)  # declared 0/1: yes/no are not silently 1/0
     flags = Schema({"sex": Categorical(["F", "M"]), "y": Categorical([False, True])})
     assert audit(_write(tmp_path, "tf.csv", b"sex,y\nF,true\nM,false\n"), "sex ⊥ y", schema=flags).n == 2
+
+
+# -- property: any frame of mixed values is counted or refused with a DPAuditError ----------------
+
+
+_cell = st.one_of(st.sampled_from(["F", "M", "X", "", " F"]), st.integers(-2, 3), st.floats(allow_nan=True),
+                  st.none(), st.booleans(), st.lists(st.integers(), max_size=2), st.just(float("inf")))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_cell, _cell, _cell), min_size=0, max_size=12))
+def test_any_frame_is_counted_or_refused_cleanly(rows):
+    frame = pd.DataFrame(rows, columns=["sex", "y", "age"]) if rows else pd.DataFrame({"sex": [], "y": [], "age": []})
+    schema = Schema({"sex": Categorical(["F", "M"]), "y": Categorical([0, 1]), "age": Binned([-10, 0, 10])})
+    try:
+        result = audit(frame, "sex ⊥ y | age", schema=schema, measures=("tvd", "tc", "repair"))
+    except DPAuditError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert result.n == len(rows)
+    for name in ("tvd", "tc", "repair"):
+        assert np.isfinite(result[name].value) and result[name].value >= 0

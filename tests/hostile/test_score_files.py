@@ -111,3 +111,16 @@ def test_a_valid_file_written_by_another_framework_loads(tmp_path):
     np.savez_compressed(path, score=_score().astype(np.float32), keep=KEEP.astype(np.int8), meta_json=np.array(META))
     loaded = ScoreSet.load(path)
     assert loaded.score.dtype == np.float64 and loaded.keep.dtype == bool and loaded.score.shape == (8, 10)
+
+
+@pytest.mark.parametrize("setup,fragment", [
+    (lambda d: None, "run.json is missing"),
+    (lambda d: (d / "run.json").write_text("{not json"), "run.json is corrupt"),
+    (lambda d: (d / "run.json").write_text('{"format": "other"}'), "is not a 'dpaudit.mia.run' file"),
+    (lambda d: (d / "run.json").write_text("[]"), "run.json"),
+], ids=["empty", "corrupt", "foreign", "list"])
+def test_bad_run_directory_is_one_line_on_the_cli(cli, workdir, tmp_path, setup, fragment):
+    run = tmp_path / "run"
+    run.mkdir()
+    setup(run)
+    assert_one_line_error(cli("mia", "evaluate", run, "--n-boot", "0"), fragment=fragment)
