@@ -61,7 +61,7 @@ def u_mi_tvd(counts: np.ndarray) -> float:
     return float((n_a * 2.0 * tvd**2).sum() / n) if n > 0 else 0.0
 
 
-def mutual_information(counts: np.ndarray, *, base: float = np.e) -> float:
+def mutual_information(counts: np.ndarray, *, base: float = math.e) -> float:
     """Conditional mutual information I(P;O|A) of the empirical distribution (nats by default).
 
     Examples
