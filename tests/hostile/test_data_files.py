@@ -129,7 +129,7 @@ def test_binned_column_holding_text_is_refused():
 def test_a_table_too_large_for_memory_is_refused_before_counting(monkeypatch):
     big = Schema({"a": Categorical(list(range(20_000))), "b": Categorical(list(range(20_000)))})
     reads = []
-    monkeypatch.setattr("dpaudit.counts._count_one", lambda *a, **k: reads.append(a))
+    monkeypatch.setattr("dpaudit.counts._tally", lambda *a, **k: reads.append(a))
     with pytest.raises(DataError, match=r"spans 400,000,000 cells \(a 20,000 × b 20,000\), more than the limit"):
         audit(pd.DataFrame({"a": [0], "b": [0]}), "a ⊥ b", schema=big)
     assert reads == []

@@ -71,11 +71,20 @@ def mia_train(
     train_size: int | None = typer.Option(None, "--train-size", help="N, the expected training-set size "
                                              "(poisson: any N < N+; default N+ // 2)."),
     seed: int = typer.Option(0, "--seed", help="Root of all randomness (pool, keep matrix, every model)."),
-    n_jobs: int = typer.Option(1, "--n-jobs", "-j", help="Parallel workers (joblib; -1: all cores)."),
+    n_jobs: int | None = typer.Option(None, "--n-jobs", "-j", help="Local workers (-1: all cores): joblib processes "
+                                      "(default 1), or with --backend dask and no --scheduler the processes of the "
+                                      "LocalCluster it starts (default: one per core)."),
     resume: bool = typer.Option(False, "--resume", help="Keep finished models of OUT, train the rest (bit-identical)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
     trainer: str = typer.Option("auto", "--trainer", help="auto (batched for logreg), batched (logreg: many models per "
                                 "matrix product, ~15x faster) or per-model (one scikit-learn pipeline per task)."),
+    backend: str = typer.Option("local", "--backend", help="Where the models are fitted: local (joblib processes on "
+                                "this machine) or dask (a Dask cluster: --scheduler ADDRESS, or without it a "
+                                "LocalCluster started on this machine; needs pip install 'dpaudit\\[dask]'). "
+                                "This machine writes RUN either way; the result is bit-identical."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="--backend dask: the address of a running "
+                                         "`dask scheduler`, e.g. tcp://host:8786; its workers need dpaudit with "
+                                         "this machine's versions (checked before anything is written)."),
 ) -> None:
     """Train M models on membership splits of a pool; write their scores to a run directory."""
     from dpaudit.mia.train import load_run, train_run
@@ -88,7 +97,8 @@ def mia_train(
         fail("--data needs --label COL (the column to predict)")
     run = train_run(out, dataset=dataset, data=data, label=label, positive=positive, schema=schema_file, model=model,
                     n_models=models, pool_size=pool, train_size=train_size, design=design, seed=seed,
-                    n_jobs=n_jobs, resume=resume, progress=progress, trainer=trainer)
+                    n_jobs=n_jobs, resume=resume, progress=progress, trainer=trainer, backend=backend,
+                    scheduler=scheduler)
     scores = load_run(run)
     typer.echo(f"wrote {run}: {scores.n_models} models × {scores.n_records:,} records (N = {scores.train_size:,}, "
                f"{scores.meta['design']} design); evaluate with: dpaudit mia evaluate {run}")

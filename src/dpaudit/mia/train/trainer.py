@@ -5,7 +5,8 @@ user's CSV/Parquet file (:mod:`dpaudit.mia.train.data`), a membership design
 (:mod:`dpaudit.mia.designs`), trains M models (:mod:`dpaudit.mia.train.models`; logistic regressions
 many at a time by :mod:`dpaudit.mia.train.batched_logreg`) under joblib, and writes each finished
 model's scores to the run directory (:mod:`dpaudit.mia.train.run`), so an interrupted run resumes
-where it stopped.
+where it stopped. The fits run on this machine or on a Dask cluster
+(:mod:`dpaudit.mia.train.backends`); either way the driver writes the run directory.
 
 Reproducibility
 ---------------
@@ -14,9 +15,9 @@ matrix from ``keep_matrix(M, N+, seed=seed)`` (or ``poisson_keep``), and model `
 (MLP initialisation, HGB subsampling) from ``SeedSequence(seed, spawn_key=(2, m))`` only — never from
 the order or the process in which models are trained. BLAS runs single-threaded inside each fit
 (parallelism comes from joblib), and the batched trainer solves fixed blocks of model indices (a
-resumed run recomputes whole blocks), so a resumed run, or one with another ``n_jobs``, is
-bit-identical to an uninterrupted one on the same machine and library versions (recorded in
-``run.json``).
+resumed run recomputes whole blocks), so a resumed run, or one with another ``n_jobs`` or backend, is
+bit-identical to an uninterrupted one on the same kind of machine and library versions (recorded in
+``run.json``; every worker of a Dask cluster is checked against them).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +35,12 @@ from dpaudit._errors import DataError, DPAuditError
 from dpaudit._io import check_writable
 from dpaudit._validation import one_of, seed_value, whole_number
 from dpaudit.mia.designs import keep_matrix, poisson_keep
+from dpaudit.mia.train.backends import BACKENDS, check_backend, check_workers, dask_client, dask_runner, local_runner
 from dpaudit.mia.train.data import from_file, registered
 from dpaudit.mia.train.models import MODELS, binary_logit, make_pipeline, model_seed, resolve_model
 from dpaudit.mia.train.run import RUN_FORMAT, RUN_VERSION, finished_models, prepare, save_score, versions
 
-__all__ = ["train_run", "TRAINERS", "DESIGNS", "BATCHED_PARAMS"]
+__all__ = ["train_run", "TRAINERS", "DESIGNS", "BACKENDS", "BATCHED_PARAMS"]
 
 #: How the models are fitted: "per-model" (one scikit-learn pipeline per joblib task) or "batched"
 #: (logistic regression only: :mod:`dpaudit.mia.train.batched_logreg`, ``batch_size`` models per task).
@@ -51,13 +54,34 @@ BATCHED_PARAMS: dict[str, Any] = {"batch_size": 64, "gtol": 1e-8, "max_iter": 10
 
 
 def _train_models(models: list[int], members: Any, features: Any, y: np.ndarray, categorical: list[str],
-                  numeric: list[str], model: str, seed: int, trainer: str) -> list[tuple[int, np.ndarray]]:
+                  numeric: list[str], model: str, seed: int, trainer: str,
+                  expected_versions: dict[str, str] | None = None) -> list[tuple[int, np.ndarray]]:
     """Fit models ``models`` (one, or one batch; ``members[i]`` = ``keep[models[i]]``) on their pool
-    rows; return each one's φ of every pool record."""
+    rows; return each one's φ of every pool record.
+
+    This is the function joblib runs in its workers, which may be another machine's Dask workers.
+    Every argument is plain data, and the model travels by name, so the function pickles by
+    reference. A worker whose versions differ from ``expected_versions`` (the driver's, recorded in
+    ``run.json``) is refused, because its scores would not be bit-identical.
+    """
+    from joblib import parallel_config
     from sklearn.exceptions import ConvergenceWarning
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1), warnings.catch_warnings():
+    if expected_versions is not None:
+        from dpaudit.mia.train.backends import version_mismatch
+
+        diff = version_mismatch(expected_versions, versions())
+        if diff:
+            import socket
+
+            raise DataError(f"worker {socket.gethostname()} (pid {os.getpid()}) runs {diff}; its models would not "
+                            "be bit-identical to the driver's: install the same versions on every worker")
+    # One thread and one process per fit: BLAS on one thread, and scikit-learn's own joblib calls
+    # (the ColumnTransformer fits and transforms each column group with Parallel) run in sequence.
+    # Otherwise, on a Dask worker, where joblib's Dask backend is active, every fit would send its
+    # rows back to the cluster as nested tasks (measured: two per model).
+    with threadpool_limits(limits=1), parallel_config(backend="sequential"), warnings.catch_warnings():
         # A model stopped by max_iter is still a model of the experiment; don't abort the run.
         warnings.simplefilter("ignore", ConvergenceWarning)
         if trainer == "batched":
@@ -118,11 +142,13 @@ def train_run(
     train_size: int | None = None,
     design: str = "efficient",
     seed: int = 0,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     resume: bool = False,
     progress: bool = True,
     trainer: str = "auto",
     batch_size: int | None = None,
+    backend: str = "local",
+    scheduler: str | None = None,
 ) -> Path:
     """Train M models on membership splits of a pool and write their scores to ``out_dir``.
 
@@ -159,9 +185,10 @@ def train_run(
         training set with probability N/N+, independently; :func:`~dpaudit.mia.scores.poisson_keep`).
     seed : int
         Root of all randomness (module docstring, "Reproducibility").
-    n_jobs : int
-        joblib workers (-1: all cores). Runs under any joblib backend
-        (``with joblib.parallel_config(backend="dask"): train_run(...)``). A factory's module must be
+    n_jobs : int, optional
+        Local workers (-1: all cores): joblib processes for backend ``"local"`` (default 1), or the
+        worker processes of the LocalCluster that backend ``"dask"`` starts without a ``scheduler``
+        (default: one per core). Must be left unset with a ``scheduler``. A factory's module must be
         importable in the workers (installed, or on ``PYTHONPATH``).
     resume : bool
         Keep finished models of an existing run with the same configuration; train the rest. The
@@ -178,6 +205,17 @@ def train_run(
         Models per batched task (default ``BATCHED_PARAMS["batch_size"]`` = 64). Batches are fixed
         blocks of model indices, so a resumed run recomputes whole batches and stays bit-identical;
         another batch size changes scores only by rounding (≲ 1e-7).
+    backend : {"local", "dask"}
+        Where the fits run (:mod:`dpaudit.mia.train.backends`). ``"local"``: joblib's processes on this
+        machine, or any joblib backend the caller activated with ``joblib.parallel_config``.
+        ``"dask"``: a Dask cluster through joblib's Dask backend (needs ``pip install 'dpaudit[dask]'``).
+        The scores come back to this process, which writes the run directory. The result is
+        bit-identical to a local run, and either backend can resume a run the other started.
+    scheduler : str, optional
+        Backend ``"dask"``: the scheduler's address (``"tcp://host:8786"``). Every worker must run the
+        driver's versions of Python, numpy, scikit-learn and dpaudit, and be able to import the model.
+        This is checked before anything is written. Without it, a LocalCluster of ``n_jobs``
+        processes is started and closed after the run.
 
     Returns
     -------
@@ -187,12 +225,13 @@ def train_run(
     Raises
     ------
     DPAuditError
-        Bad arguments, an unusable data file or model, or a training set with one class. All are
+        Bad arguments, an unusable data file or model, a training set with one class, or a Dask
+        scheduler that cannot be reached or whose workers cannot reproduce the run. All are
         checked before anything is written. DataError: a run directory that exists (without
         ``resume``), is corrupt, or holds a different configuration.
     """
     _require_ml()
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     if data is None and (label is not None or positive is not None or schema is not None):
         raise DPAuditError("label, positive and schema describe a data file: pass it with data=... (--data FILE)")
@@ -214,8 +253,7 @@ def train_run(
     if not train_size < pool_size:
         raise DPAuditError(f"train_size must be smaller than pool_size = {pool_size}, got {train_size}")
     seed = int(seed_value("seed", seed, allow_none=False))  # type: ignore[arg-type]
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise DPAuditError(f"n_jobs must be a non-zero whole number (-1: all cores), got {n_jobs!r}")
+    backend, scheduler, n_jobs = check_backend(backend, scheduler, n_jobs)
     trainer = one_of("trainer", trainer, TRAINERS)
     if trainer == "auto":
         trainer = "batched" if model == "logreg" else "per-model"
@@ -259,34 +297,44 @@ def train_run(
         "trainer": {"name": trainer, **({**BATCHED_PARAMS, "batch_size": batch} if trainer == "batched" else {})},
         "score": "logit-scaled confidence log p_y - log sum_{c!=y} p_c",
     }
-    header = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": config, "versions": versions()}
-    prepare(out, header, keep)
-    done = finished_models(out, n_models)
+    driver_versions = versions()
+    header = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": config, "versions": driver_versions}
+    with ExitStack() as stack:
+        # A Dask cluster is reached, and its workers are checked, before the run directory is touched.
+        if backend == "dask":
+            client = stack.enter_context(dask_client(scheduler, n_jobs))
+            check_workers(client, model, model_params, driver_versions)
+            runner = stack.enter_context(dask_runner(client))
+        else:
+            runner = local_runner(n_jobs)
+        prepare(out, header, keep)
+        done = finished_models(out, n_models)
 
-    finished = set(done)
-    # Tasks: one model each, or the fixed blocks [k·batch, (k+1)·batch) that still miss a model (a
-    # block is recomputed whole, so its models come out as in an uninterrupted run).
-    size = batch if trainer == "batched" else 1
-    tasks = [list(range(lo, min(lo + size, n_models))) for lo in range(0, n_models, size)]
-    tasks = [t for t in tasks if not finished.issuperset(t)]
-    if not tasks:
-        return out
+        finished = set(done)
+        # Tasks: one model each, or the fixed blocks [k·batch, (k+1)·batch) that still miss a model (a
+        # block is recomputed whole, so its models come out as in an uninterrupted run).
+        size = batch if trainer == "batched" else 1
+        tasks = [list(range(lo, min(lo + size, n_models))) for lo in range(0, n_models, size)]
+        tasks = [t for t in tasks if not finished.issuperset(t)]
+        if not tasks:
+            return out
 
-    features = source.features(pool_idx)
-    jobs = (delayed(_train_models)(t, keep[t], features, y, source.categorical, source.numeric, model, seed, trainer)
-            for t in tasks)
-    runner = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-    bar = _progress(progress, n_models, len(done))
-    start, new = time.perf_counter(), 0
-    with bar:
-        task = bar.add_task("train", total=n_models, completed=len(done), rate="")
-        for results in runner(jobs):
-            for m, row in results:
-                if m not in finished:
-                    save_score(out, m, row)
-                    new += 1
-                    bar.update(task, advance=1)
-            bar.update(task, rate=f"{new / max(time.perf_counter() - start, 1e-9):.2f} models/s")
+        # The same frame and label objects go to every task: joblib's Dask backend scatters each once.
+        features = source.features(pool_idx)
+        jobs = (delayed(_train_models)(t, keep[t], features, y, source.categorical, source.numeric, model, seed,
+                                       trainer, driver_versions)
+                for t in tasks)
+        bar = _progress(progress, n_models, len(done))
+        start, new = time.perf_counter(), 0
+        with bar:
+            task = bar.add_task("train", total=n_models, completed=len(done), rate="")
+            for results in runner(jobs):
+                for m, row in results:
+                    if m not in finished:
+                        save_score(out, m, row)
+                        new += 1
+                        bar.update(task, advance=1)
+                bar.update(task, rate=f"{new / max(time.perf_counter() - start, 1e-9):.2f} models/s")
     return out
 
 
