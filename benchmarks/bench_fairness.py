@@ -19,8 +19,10 @@ What it measures (``benchmarks/README.md`` has the details and the measured numb
    loaded from ``--paper-code``/``$DPAUDIT_PAPER_CODE``, never copied here), timed as the paper's
    experiments time it: on a label-encoded frame, ``calculate(criteria, k=500)``; dpaudit on the raw
    frame and on the same encoded frame, both with the reference's observed-cell definition (the values
-   are checked equal). Without the reference code, a plain pandas + numpy implementation of its formula
-   stands in, and the output says so.
+   are checked equal), and the reference on the raw frame too (its own ``encode_and_clean=True``).
+   The target compares like with like (:data:`TC_PAIRS`): dpaudit's value alone on the encoded frame
+   vs the reference on it, dpaudit on the raw frame vs the reference encoding it. Without the reference code, a plain
+   pandas + numpy implementation of its formula stands in, and the output says so.
 3. **Census-like Parquet** (``dpaudit.datasets.synthetic.write_census``, written once to the data
    folder) at each ``--census-rows``, the paper's four IPUMS criteria, vs the same baseline on
    ``read_parquet`` with the binned columns (INCTOT, AGE: equal-width edges) binned by integer
@@ -474,6 +476,7 @@ def run_paper_tc(frame: Any = None, schema: Schema | None = None, *, repeat: int
     fns = {base: quiet(lambda: reference.calculate(as_paper, k=k, epsilon=None)),
            "dpaudit tc, raw frame": tc(frame, sch),
            "dpaudit tc, encoded frame": tc(encoded, encoded_schema),
+           "dpaudit tc value only, encoded frame": tc(encoded, encoded_schema, name_cells=0),
            "paper reference ε=1, encoded frame": quiet(lambda: reference.calculate(as_paper, k=k, epsilon=1.0)),
            "dpaudit tc ε=1 (value only), raw frame": tc(frame, sch, epsilon=1.0, name_cells=0)}
 
@@ -484,13 +487,27 @@ def run_paper_tc(frame: Any = None, schema: Schema | None = None, *, repeat: int
         assert worst <= 1e-12, (ours, ref)
         return f"U_TC (observed cells, k = {k}) equal: {ref:.10f} (rel. diff {worst:.0e})"
 
-    result = _run("U_TC on Adult vs the paper's code", len(frame), fns, base, repeat, warmup, verify, reference=source)
-    if "encode_and_clean" in reference_class.calculate.__code__.co_varnames:  # the reference's own encoder, for information
+    if "encode_and_clean" in reference_class.calculate.__code__.co_varnames:  # the reference's own encoder
         raw = reference_class(data=frame)
-        t = interleaved({"raw": quiet(lambda: raw.calculate(as_paper, k=k, epsilon=None, encode_and_clean=True))},
-                        max(3, repeat // 8), warmup)["raw"]
-        result["reference_encode_and_clean_median"] = statistics.median(t)
-    return result
+        fns[RAW_REFERENCE] = quiet(lambda: raw.calculate(as_paper, k=k, epsilon=None, encode_and_clean=True))
+    return _run("U_TC on Adult vs the paper's code", len(frame), fns, base, repeat, warmup, verify, reference=source)
+
+
+#: The like-for-like pairs of :func:`run_paper_tc` (dpaudit side, reference side): U_TC "no slower
+#: than the paper's code" compares what each is given and returns — the value alone (the reference
+#: names no cells; dpaudit's exact mode lists the top 10 unless ``name_cells=0``) from the
+#: label-encoded frame the paper's experiments time, and from the raw frame (the reference then
+#: encodes it itself, ``encode_and_clean=True``).
+RAW_REFERENCE = "paper reference, raw frame (its encode_and_clean)"
+TC_PAIRS = (("dpaudit tc value only, encoded frame", "paper reference, encoded frame"),
+            ("dpaudit tc, raw frame", RAW_REFERENCE))
+
+
+def tc_misses(paper: dict[str, Any]) -> list[str]:
+    """The same-input pairs (:data:`TC_PAIRS`) in which dpaudit's median is above the reference's."""
+    sides = paper["sides"]
+    return [f"U_TC {ours} {sides[ours]['median'] / sides[ref]['median']:.2f}x {ref}"
+            for ours, ref in TC_PAIRS if ref in sides and sides[ours]["median"] > sides[ref]["median"]]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -588,14 +605,11 @@ def print_result(result: dict[str, Any]) -> None:
           f"load {result['load']['before']} → {result['load']['after']}")
     for side, s in result["sides"].items():
         rng = "" if side == result["baseline"] else f"  (rounds {s['round_ratios'][0]:.2f}–{s['round_ratios'][1]:.2f}x)"
-        print(f"  {side:<42} {s['median'] * 1e3:10.2f} ms   {s['ratio']:6.2f}x{rng}")
+        print(f"  {side:<50} {s['median'] * 1e3:10.2f} ms   {s['ratio']:6.2f}x{rng}")
     if "peak_rss_mib" in result:
         print("  peak RSS, fresh process: " + ", ".join(f"{k} {v:,.0f} MiB" for k, v in result["peak_rss_mib"].items()))
     if "reference" in result:
         print(f"  reference: {result['reference']}")
-    if "reference_encode_and_clean_median" in result:
-        print(f"  (the reference from the raw frame, encode_and_clean=True: "
-              f"{result['reference_encode_and_clean_median'] * 1e3:.1f} ms)")
     print(f"  check: {result['check']}")
 
 
@@ -635,9 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results.append(r)
             misses += [f"Adult {side} {s['ratio']:.2f}x" for side, s in adult["sides"].items()
                        if side.startswith("audit") and s["ratio"] > TARGET_RATIO]
-            ours, ref = paper["sides"]["dpaudit tc, raw frame"], paper["sides"][paper["baseline"]]
-            if ours["median"] > ref["median"]:
-                misses.append(f"U_TC on the raw Adult frame {ours['ratio']:.2f}x the paper's reference")
+            misses += tc_misses(paper)
     for rows in args.census_rows:
         r = run_census(rows, data_dir=args.data_dir, repeat=args.repeat or (5 if rows <= 10_000_000 else 3),
                        rss=not args.no_rss)

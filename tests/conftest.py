@@ -18,6 +18,17 @@ def adult_available():
     pytest.skip("real Adult files not found: set DPAUDIT_DATA to the shared datasets folder")
 
 
+@pytest.fixture(scope="module")
+def data_root():
+    """The shared datasets folder (``DPAUDIT_DATA``); skip locally when unset, never in CI."""
+    root = os.environ.get("DPAUDIT_DATA")
+    if not root:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run with DPAUDIT_DATA pointing at the shared datasets folder")
+        pytest.skip("DPAUDIT_DATA is not set: point it at the shared datasets folder to test the real files")
+    return Path(root)
+
+
 def _flip_table(n_per_group: int, t: float) -> np.ndarray:
     """Spec §5: balanced 2×2 table, a fraction t of (male, 0) flipped to 1 and of (female, 1) to 0."""
     half = n_per_group // 2

@@ -588,3 +588,40 @@ def test_path_object_tsv_and_gzip_and_uppercase_suffix(tmp_path, frame):
     for source in [tsv, str(gz), Path(upper)]:
         t = one(source, "sex ⊥ income | edu", SCHEMA)
         np.testing.assert_array_equal(t.counts, expected, err_msg=str(source))
+
+
+# -- integer columns: the lookup-free path (codes = values + shift) and the lookup path -------------
+@pytest.mark.parametrize(
+    "declared",
+    [
+        [0, 1, 2, 3],  # label-encoded: code = value
+        [5, 6, 7, 8],  # contiguous, shifted: code = value - 5
+        [3, 2, 1, 0],  # reversed: needs the lookup table
+        [0, 2, 4, 6],  # gaps: needs the lookup table
+        [-2, -1, 0, 1],  # negative values, contiguous
+    ],
+)
+def test_integer_codes_equal_the_oracle(make, declared):
+    rng = np.random.default_rng(len(declared) + declared[0])
+    df = pd.DataFrame({"g": rng.choice(declared, 400), "y": rng.integers(0, 2, 400)})
+    schema = Schema({"g": Categorical(declared), "y": Categorical([0, 1])})
+    original = df.copy()
+    table = one(make(df), "g ⊥ y", schema)
+    np.testing.assert_array_equal(table.counts, oracle_counts(df, crit("g ⊥ y"), schema))
+    pd.testing.assert_frame_equal(df, original)  # the user's column is never written through
+
+
+def test_integer_value_outside_a_contiguous_domain_is_named(make):
+    df = pd.DataFrame({"g": [0, 1, 2, 9, 9], "y": [0, 1, 0, 1, 1]})
+    schema = Schema({"g": Categorical([0, 1, 2]), "y": Categorical([0, 1])})
+    with pytest.raises(DataError, match=r"'g'.*9 \(2 rows\)"):
+        one(make(df), "g ⊥ y", schema)
+
+
+def test_names_an_engine_would_parse_are_counted_as_named(make):
+    """A dot (field access in DuckDB and Spark), backticks and a double quote in column names: every
+    column, binned ones included, is reached by position, never by parsing its name."""
+    df = pd.DataFrame({"s.core": [1.0, 5.0, 7.0, 2.0, 8.5], "`q`": [0, 1, 0, 1, 1], 'we"ird': ["a", "b", "a", "b", "b"]})
+    schema = Schema({"s.core": Binned([0, 3, 6, 9]), "`q`": Categorical([0, 1]), 'we"ird': Categorical(["a", "b"])})
+    for text in ('we"ird ⊥ s.core', 'we"ird ⊥ `q` | s.core'):
+        np.testing.assert_array_equal(one(make(df), text, schema).counts, oracle_counts(df, crit(text), schema))

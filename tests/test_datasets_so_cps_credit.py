@@ -8,11 +8,9 @@ of parts cut from the local file.
 import gzip
 import hashlib
 import math
-import os
 import shutil
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -33,16 +31,6 @@ def registered(monkeypatch):
     """Register the four datasets (the lead adds them to ``_REGISTRY``; harmless once there)."""
     for name, module in MODULES.items():
         monkeypatch.setitem(datasets._REGISTRY, name, module)
-
-
-@pytest.fixture(scope="module")
-def data_root():
-    root = os.environ.get("DPAUDIT_DATA")
-    if not root:
-        if os.environ.get("CI"):
-            pytest.fail("CI must run with DPAUDIT_DATA pointing at the shared datasets folder")
-        pytest.skip("DPAUDIT_DATA is not set: point it at the shared datasets folder to test the real files")
-    return Path(root)
 
 
 _FRAMES = {}

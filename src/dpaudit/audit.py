@@ -1,20 +1,22 @@
 """Audit a dataset: count once per criterion, compute measures on the tables, release them.
 
 ``audit(data, criteria, measures=("tvd",), epsilon=1.0, schema=...)`` follows the data flow of the
-architecture sketch: counts (one group-by per criterion) → exact measures on count tables → release
+architecture sketch: counts (one pass over the data for all criteria) → exact measures on count tables → release
 (OpenDP Laplace noise, debited from a budget) → a frozen :class:`AuditResult` that keeps the explain
 trail (what was counted, which mechanism, ε, sensitivity) and prints a readable table.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from dpaudit._errors import DPAuditError, SchemaError
+from dpaudit._spark import check_engine, is_spark_frame, spark_errors, to_spark
 from dpaudit._validation import positive
 from dpaudit.counts import count_tables, infer_schema
 from dpaudit.criteria import CriterionLike, parse_criteria
@@ -138,6 +140,7 @@ def audit(
     name_cells: int | None = None,
     semantics: str | None = None,
     time_limit: float | None = None,
+    engine: str = "duckdb",
 ) -> AuditResult:
     """Measure how far the data are from satisfying fairness criteria, privately.
 
@@ -145,7 +148,8 @@ def audit(
 
     Parameters
     ----------
-    data : pandas/polars/pyarrow frame, DuckDB relation, or CSV/Parquet path
+    data : pandas/polars/pyarrow frame, DuckDB relation, PySpark DataFrame, or CSV/Parquet path
+        A lazy frame (DuckDB, Spark) is grouped by its own engine; only the grouped counts are fetched.
     criteria : str, Criterion, or a list of them
         E.g. ``"sex ⊥ income | education-num"``; each measure is summed over the criteria.
     measures : name, Measure, or a sequence of them, default ("tvd",)
@@ -168,6 +172,12 @@ def audit(
         Options of the measures named by string (:class:`~dpaudit.measures.TopContribution`:
         ``k``, ``cells``, ``name_cells``; :class:`~dpaudit.measures.Repair`: ``semantics``,
         ``time_limit``), where their defaults live; None: the default.
+    engine : {"duckdb", "spark"}, default "duckdb"
+        Where the rows are counted. ``"duckdb"``: a CSV/Parquet path is read with DuckDB, a frame is
+        counted by its own library (a Spark DataFrame by Spark). ``"spark"``: a path is read by Spark
+        (typed as the DuckDB reader types it) and an in-memory frame is moved to Spark first; the
+        session is the active one, else one with master ``$DPAUDIT_SPARK_MASTER`` or Spark's
+        ``spark.master``, else ``local[*]`` (``docs/engines.md``). Needs ``pip install 'dpaudit[spark]'``.
 
     Returns
     -------
@@ -190,6 +200,7 @@ def audit(
     >>> audit(df, "sex ⊥ y", schema=s, epsilon=1.0)["tvd"].release.scale
     0.16
     """
+    engine = check_engine(engine)
     crits = parse_criteria(criteria)
     chosen = resolve_measures(measures, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
                               time_limit=time_limit)
@@ -209,15 +220,19 @@ def audit(
         ledger.check(epsilon, "audit of " + ", ".join(names))  # refuse before any release
     elif split is not None:
         raise DPAuditError("split shares ε between measures: it needs epsilon (a DP release)")
-    resolved = _resolve_schema(data, schema)  # a wrong kind of schema is refused before it reads the data
+    if not (isinstance(schema, Schema) or (isinstance(schema, str) and schema == "infer")):
+        _resolve_schema(data, schema)  # no schema, or a wrong kind, is refused before the data are opened
+    with _counted_by(engine, data) as spark_data:
+        data = _on_engine(engine, data, crits, schema) if spark_data else data
+        resolved = _resolve_schema(data, schema)  # a wrong kind of schema is refused before it reads the data
+        tables = count_tables(data, crits, resolved)
     not_dp = ("domains were inferred from the data (infer_schema), which leaks which values occur",) if resolved.data_derived else ()
 
-    tables = count_tables(data, crits, resolved)
     n = tables[0].n
     if n == 0:
         raise DPAuditError("the data have no rows; nothing to audit")
     stages = [
-        f"counted {n:,} rows: one group-by per criterion over A ∪ P ∪ O, domains from a "
+        f"counted {n:,} rows: one pass over the data for all criteria (each table over its A ∪ P ∪ O), domains from a "
         f"{'data-derived' if resolved.data_derived else 'declared'} schema "
         f"({'; '.join(f'{t.criterion}: {t.counts.shape[0]} block(s) × {t.counts.shape[1]} × {t.counts.shape[2]} cells' for t in tables)})"
     ]
@@ -268,6 +283,31 @@ def audit(
         stages=tuple(stages),
         schema_data_derived=resolved.data_derived,
     )
+
+
+@contextlib.contextmanager
+def _counted_by(engine: str, data: Any) -> Iterator[bool]:
+    """Whether Spark counts ``data`` (``engine="spark"``, or a Spark DataFrame); Spark's failures in
+    the block become one-line DataErrors."""
+    if engine != "spark" and not is_spark_frame(data):
+        yield False
+        return
+    with spark_errors("the data"):
+        yield True
+
+
+def _on_engine(engine: str, data: Any, crits: Sequence[Any], schema: Schema | str | None) -> Any:
+    """``data`` as a Spark DataFrame for ``engine="spark"`` (a path read by Spark, typed by the
+    declared schema of the criteria's columns as the DuckDB reader types it); else as given."""
+    if engine != "spark":
+        return data
+    from dpaudit.counts import _declared_kinds
+
+    kinds = {}
+    if isinstance(schema, Schema):
+        needed = {c for crit in crits for c in crit.columns}
+        kinds = _declared_kinds(Schema({c: d for c, d in schema.columns.items() if c in needed}))
+    return to_spark(data, kinds)
 
 
 def repair_wcnf(

@@ -176,11 +176,12 @@ def distinct_values(data: Any, columns: Sequence[str] | None = None) -> dict[str
     absent = [c for c in columns if c not in available]
     if absent:
         raise DataError(f"unknown column(s) {', '.join(map(repr, absent))}; the data have: {', '.join(available)}")
+    frame, names = _engine_names(frame, columns)
     out: dict[str, list[Any]] = {}
     for col in columns:
-        uniq = frame.select(col).unique()
+        uniq = frame.select(names[col]).unique()
         uniq = uniq.collect() if hasattr(uniq, "collect") else uniq
-        out[col] = uniq.get_column(col).to_list()
+        out[col] = uniq.get_column(names[col]).to_list()
     return out
 
 
@@ -347,10 +348,15 @@ def _range_lut(column: Any, code_of: Any, limit: int | None = None) -> np.ndarra
     if hi - lo > limit or hi >= 2**63:
         return None
     lut = np.asarray(code_of(np.arange(lo, hi + 1, dtype=np.int64)), dtype=np.int64)
-    if 0 <= lo and hi <= limit:  # index by the values themselves: no subtraction pass
-        codes = np.concatenate((np.zeros(lo, dtype=np.int64), lut))[values]
+    shift = int(lut[0]) - lo
+    if lut[0] >= 0 and shift < 2**63 and np.array_equal(lut, np.arange(lut[0], lut[0] + len(lut))):
+        codes = values.astype(np.int64, copy=True)  # code = value + shift (e.g. label-encoded columns): no lookup
+        if shift:
+            codes += shift
+    elif 0 <= lo and hi <= limit:  # index by the values themselves: no subtraction pass
+        codes = np.take(np.concatenate((np.zeros(lo, dtype=np.int64), lut)), values)
     else:
-        codes = lut[values.astype(np.int64, copy=False) - lo]
+        codes = np.take(lut, values.astype(np.int64, copy=False) - lo)
     if nulls:
         codes[~column.is_valid().to_numpy(zero_copy_only=False)] = _MISSING_CODE
     return codes
@@ -402,7 +408,8 @@ def _codes(name: str, domain: Domain, raw: Any, weights: np.ndarray | None) -> n
             f"missing category; declare one (e.g. Categorical([..., 'Missing'], missing='Missing'))"
         )
     if problems:
-        shown = sorted(problems.items(), key=lambda kv: -kv[1])[:5]
+        # most rows first, ties by value: the same listing whichever engine grouped the rows, in any order
+        shown = sorted(problems.items(), key=lambda kv: (-kv[1], repr(kv[0])))[:5]
         listing = ", ".join(f"{v!r} ({n:,} row{'s' if n != 1 else ''})" for v, n in shown)
         more = f" and {len(problems) - 5} more" if len(problems) > 5 else ""
         raise DataError(
@@ -648,7 +655,8 @@ def count_tables(data: Any, criteria: Sequence[Criterion], schema: Schema) -> li
     [[[0, 1], [1, 1]]]
     """
     needed = list(dict.fromkeys(c for crit in criteria for c in crit.columns))
-    frame, keep_alive = open_frame(data, Schema({c: schema[c] for c in needed if c in schema}))
+    declared = Schema({c: schema[c] for c in needed if c in schema}) if isinstance(data, (str, Path)) else None
+    frame, keep_alive = open_frame(data, declared)  # a file's columns are read as declared
     try:  # files are opened lazily: nothing before _tally reads a row
         check_columns(criteria, frame.columns)
         schema.require(needed)
@@ -720,23 +728,45 @@ def _tally(frame: Any, criteria: Sequence[Criterion], schema: Schema, dtypes: di
         codes = {c: _column_codes(c, schema[c], frame.get_column(c), dtypes[c], None, raw_numbers=True)
                  for c in order}
         return [_Tally(order, codes, None, sizes)]
+    frame, names = _engine_names(frame, order)
     binned = [c for c in order if isinstance(schema[c], Binned)]
     if binned:
-        frame = frame.with_columns(*[_bin_expression(c, schema[c], dtypes[c]) for c in binned])  # type: ignore[arg-type]
+        frame = frame.with_columns(*[_bin_expression(names[c], schema[c], dtypes[c]) for c in binned])  # type: ignore[arg-type]
     if math.prod(sizes.values()) <= UNION_MAX_CELLS:
         groups = [order]
     else:
         groups = list(dict.fromkeys(tuple(sorted(crit.columns)) for crit in criteria))
-    return [_group(frame, columns, schema, dtypes, sizes) for columns in groups]
+    return [_group(frame, columns, schema, dtypes, sizes, names) for columns in groups]
+
+
+def _engine_names(frame: Any, columns: Sequence[str]) -> tuple[Any, dict[str, str]]:
+    """The frame reduced to ``columns``, each renamed by position to ``__dpaudit_<i>``, and the new
+    name of each column.
+
+    Engines parse the names they are given: DuckDB and Spark read a dot as a field access
+    (``default.payment.next.month``, a binned ``s.core``), backticks or quotes as quoting, and Spark
+    matches case-insensitively. Reaching a column by position parses nothing (``nw.nth``; Spark's
+    ``toDF``), so every column is counted exactly as named.
+    """
+    import narwhals.stable.v2 as nw
+
+    if frame.implementation.is_spark_like():
+        from dpaudit._spark import positional_columns
+
+        return positional_columns(frame, columns)
+    position = {c: i for i, c in enumerate(frame.columns)}
+    names = {c: f"__dpaudit_{position[c]}" for c in columns}
+    return frame.select(*[nw.nth(position[c]).alias(names[c]) for c in columns]), names
 
 
 def _group(frame: Any, columns: tuple[str, ...], schema: Schema, dtypes: dict[str, Any],
-           sizes: dict[str, int]) -> _Tally:
-    """One group-by count over ``columns`` run by the frame's engine, coded."""
+           sizes: dict[str, int], names: dict[str, str]) -> _Tally:
+    """One group-by count over ``columns`` (reached in the frame by ``names``) run by the frame's
+    engine, coded."""
     import narwhals.stable.v2 as nw
 
     try:
-        grouped = frame.group_by(*columns, drop_null_keys=False).agg(nw.len().alias(_COUNT))
+        grouped = frame.group_by(*(names[c] for c in columns), drop_null_keys=False).agg(nw.len().alias(_COUNT))
         if hasattr(grouped, "collect"):
             grouped = grouped.collect()
     except TypeError as exc:  # pandas object columns holding lists, dicts, sets
@@ -745,6 +775,6 @@ def _group(frame: Any, columns: tuple[str, ...], schema: Schema, dtypes: dict[st
             "a number or a boolean (not a list or a dict)"
         ) from None
     weights = grouped.get_column(_COUNT).to_numpy().astype(np.int64)
-    codes = {c: _column_codes(c, schema[c], grouped.get_column(c), dtypes[c], weights, raw_numbers=False)
+    codes = {c: _column_codes(c, schema[c], grouped.get_column(names[c]), dtypes[c], weights, raw_numbers=False)
              for c in columns}
     return _Tally(columns, codes, weights, {c: sizes[c] for c in columns})

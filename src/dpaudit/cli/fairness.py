@@ -97,9 +97,16 @@ def fairness(
         None, "--total-budget", help="Total ε of a new --ledger (checked against an existing one)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    engine: str = typer.Option(
+        "duckdb", "--engine", help="Where the rows are counted: duckdb (default) or spark (pip install "
+                                   "'dpaudit[spark]'; master from $DPAUDIT_SPARK_MASTER or spark.master, else local[*])."
+    ),
 ) -> None:
     """Measure how far DATA is from satisfying fairness criteria, with an ε-DP release."""
+    from dpaudit._spark import check_engine
     from dpaudit.audit import audit
+
+    engine = check_engine(engine)  # before anything is read or started
 
     if exact == (epsilon is not None):
         fail("give exactly one of --epsilon E (a DP release) or --exact (curator-only exact values)")
@@ -115,7 +122,7 @@ def fairness(
         frame, resolved = _load_data(data, schema, infer_schema)
         result = audit(frame, criteria, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
                        split=shares, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
-                       time_limit=time_limit, budget=budget)
+                       time_limit=time_limit, budget=budget, engine=engine)
     except BaseException:
         if new_ledger and ledger is not None and budget is not None and not budget.entries:
             for leftover in (ledger, Path(f"{ledger}.lock")):  # a refused first audit leaves no ledger

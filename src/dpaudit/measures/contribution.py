@@ -61,13 +61,19 @@ def marginal_differences(counts: np.ndarray, *, cells: CellMode = DEFAULT_CELLS)
     >>> marginal_differences(np.array([[3, 1], [1, 3]])).tolist()
     [[[0.125, 0.125], [0.125, 0.125]]]
     """
+    return _md_and_deviation(as_blocks(counts), cells)[0]
+
+
+def _md_and_deviation(table: np.ndarray, cells: CellMode) -> tuple[np.ndarray, np.ndarray]:
+    """MD of every cell of a (B, P, O) float table and the signed deviation ``c − r·s/n_a`` it is
+    built from."""
     _check_cells(cells)
-    table = as_blocks(counts)
     n = table.sum()
-    md = np.abs(signed_deviation(table)[1]) / (n if n > 0 else 1.0)
+    signed = signed_deviation(table)[1]
+    md = np.abs(signed) / (n if n > 0 else 1.0)
     if cells == "observed":
         md = np.where(table > 0, md, 0.0)
-    return md
+    return md, signed
 
 
 def top_k_sum(values: np.ndarray, k: int) -> float:
@@ -126,14 +132,14 @@ def top_cells(counts: np.ndarray, m: int, *, cells: CellMode = DEFAULT_CELLS) ->
     (``"over"`` when the cell holds more rows than independence predicts, ``"under"`` when fewer).
     """
     table = as_blocks(counts)
-    md = marginal_differences(table, cells=cells)
+    md, signed = _md_and_deviation(table, cells)
     flat = md.ravel()
     m = min(m, flat.size)
     if m <= 0:
         return []
     part = np.argpartition(-flat, m - 1)[:m] if m < flat.size else np.arange(flat.size)
     order = part[np.lexsort((part, -flat[part]))]
-    deviation = signed_deviation(table)[1].ravel()
+    deviation = signed.ravel()
     out = []
     for i in order:
         if flat[i] <= 0:  # independent cells (and unobserved ones in observed mode) drive nothing
@@ -174,12 +180,10 @@ def top_cells_of_tables(tables: Sequence[Any], m: int, *, cells: CellMode = DEFA
     Each names the criterion and the values of its protected, outcome and admissible columns, and
     gives ``md``, ``count``, ``expected`` and ``sign`` (see :func:`top_cells`).
     """
-    merged = []
-    for t in tables:
-        for cell in top_cells(t.counts, m, cells=cells):
-            merged.append(TopCell(**_labels(t, cell["index"]), **{k: v for k, v in cell.items() if k != "index"}))
-    merged.sort(key=lambda c: -c.md)  # stable: ties keep criterion order
-    return tuple(merged[:m])
+    merged = [(t, cell) for t in tables for cell in top_cells(t.counts, m, cells=cells)]
+    merged.sort(key=lambda tc: -tc[1]["md"])  # stable: ties keep criterion order
+    return tuple(TopCell(**_labels(t, cell["index"]), **{k: v for k, v in cell.items() if k != "index"})
+                 for t, cell in merged[:m])  # labels only for the cells kept
 
 
 def private_top_cells(tables: Sequence[Any], m: int, *, epsilon: float, seed: int | None = None) -> PrivateTopCellsDetails:

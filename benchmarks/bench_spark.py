@@ -1,0 +1,207 @@
+"""Benchmark: counting on Spark — ``dpaudit.audit(spark_df)`` vs the bare Spark group-by a user would
+write by hand, and vs dpaudit's DuckDB path, in one local-mode SparkSession.
+
+Run from the repository root (``pip install -e ".[spark]"``, Java 17+)::
+
+    DPAUDIT_DATA=../shared/datasets python benchmarks/bench_spark.py                    # Adult + census 10M
+    python benchmarks/bench_spark.py --skip-adult --census-rows 1000000 --repeat 5
+    python benchmarks/bench_spark.py --master local[2] --json out.json
+
+What it measures (``docs/engines.md`` has the measured numbers):
+
+1. **Adult** (the real 48,842 rows; needs ``DPAUDIT_DATA``), the paper's four criteria, exact
+   U_MI^TVD, on one cached Spark DataFrame: ``audit(spark_df)`` vs the **baseline**, one
+   ``df.groupBy(cols).count().collect()`` per criterion; and dpaudit on the pandas frame (its
+   in-memory path) and on a DuckDB relation, for scale.
+2. **Census-like Parquet** (``dpaudit.datasets.synthetic.write_census``, cached in
+   ``~/.cache/dpaudit-bench`` like ``bench_fairness.py``'s) at each ``--census-rows``, the paper's four
+   IPUMS criteria, exact U_MI^TVD: ``audit(spark.read.parquet(path))``, ``audit(path, engine="spark")``
+   (which also sniffs the file with DuckDB) and ``audit(path)`` on DuckDB, vs the baseline: one Spark
+   ``groupBy(cols).count().collect()`` per criterion on ``spark.read.parquet(path)``, the binned
+   columns (INCTOT, AGE: equal-width edges) binned by ``floor((x − first) / width)``.
+
+Timing reuses ``bench_fairness.py``'s helpers: every side interleaved in this process (a b b a …,
+after one untimed warm-up each), **medians**, the ratio of the medians to the baseline's, the range
+of the per-round ratios, and ``os.getloadavg()`` before and after. An untimed check shows the Spark
+baseline, dpaudit on Spark and the DuckDB group-by counted the same cells.
+
+Importable::
+
+    run_spark(rows, *, repeat=3, warmup=1, data_dir=None, seed=0, dependence=0.5, spark=None) -> dict
+    run_spark_adult(frame=None, schema=None, *, repeat=7, warmup=1, spark=None) -> dict
+
+Each returns ``{"name", "rows", "baseline", "sides": {side: {"seconds": [...], "median": s,
+"ratio": median / baseline median, "round_ratios": [min, max]}}, "load": {"before", "after"},
+"check": text, ...}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_fairness as bf  # noqa: E402  (puts this tree's src/ first on sys.path)
+
+import dpaudit  # noqa: E402
+from dpaudit import Binned, Schema  # noqa: E402
+
+BASELINE = "baseline: Spark groupBy().count() ×4"
+
+
+def spark_session(master: str | None = None) -> Any:
+    """The active SparkSession, else a local one for benchmarking (UI off, shuffle partitions = cores)."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    master = master or os.environ.get("DPAUDIT_SPARK_MASTER") or "local[*]"
+    cores = os.cpu_count() or 2
+    spark = (SparkSession.builder.master(master).appName("dpaudit-bench-spark")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", str(cores)).getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def spark_group_counts(df: Any, columns_per_criterion: Sequence[Sequence[str]], sch: Schema) -> list[dict[str, np.ndarray]]:
+    """The baseline: what a user writes by hand — per criterion ``df.groupBy(cols).count().collect()``,
+    binned columns by integer division (``floor((x − first) / width)``), each result as numpy arrays."""
+    from pyspark.sql import functions as F
+
+    out = []
+    for cols in columns_per_criterion:
+        keys = []
+        for c in cols:
+            dom = sch[c]
+            if isinstance(dom, Binned):
+                first, width = bf.integer_division(dom)
+                keys.append(F.floor((F.col(f"`{c}`") - F.lit(first)) / F.lit(width)).alias(c))
+            else:
+                keys.append(F.col(f"`{c}`"))
+        rows = df.groupBy(*keys).count().collect()
+        result = {c: np.array([r[i] for r in rows], dtype=object) for i, c in enumerate(cols)}
+        result["n"] = np.array([r["count"] for r in rows], dtype=np.int64)
+        out.append(result)
+    return out
+
+
+def _tables_equal(baseline: list[dict[str, np.ndarray]], other: list[dict[str, np.ndarray]],
+                  columns_per_criterion: Sequence[Sequence[str]], sch: Schema) -> bool:
+    return all(np.array_equal(bf._dense(a, cols, sch), bf._dense(b, cols, sch))
+               for a, b, cols in zip(baseline, other, columns_per_criterion))
+
+
+def run_spark(rows: int, *, repeat: int = 3, warmup: int = 1, data_dir: str | Path | None = None, seed: int = 0,
+              dependence: float = 0.5, spark: Any = None) -> dict[str, Any]:
+    """The census-like Parquet file of ``rows`` rows, the four IPUMS criteria, exact U_MI^TVD on Spark
+    (``audit(spark_df)``, ``audit(path, engine="spark")``) and on DuckDB (``audit(path)``, the
+    hand-written DuckDB group-bys) vs the hand-written Spark group-bys."""
+    spark = spark if spark is not None else spark_session()
+    path, reused = bf.census_file(rows, data_dir, seed=seed, dependence=dependence)
+    criteria, sch, source, sqls = bf._census_workload(path)
+    columns = bf.criterion_columns(criteria)
+    location = str(path.resolve())
+
+    def audit_spark_df() -> Any:
+        return dpaudit.audit(spark.read.parquet(location), criteria, measures="tvd", schema=sch)
+
+    fns: dict[str, Callable[[], Any]] = {
+        BASELINE: lambda: spark_group_counts(spark.read.parquet(location), columns, sch),
+        "audit(spark_df)": audit_spark_df,
+        "audit(path, engine='spark')": lambda: dpaudit.audit(str(path), criteria, measures="tvd", schema=sch,
+                                                              engine="spark"),
+        "audit(path) on DuckDB": lambda: dpaudit.audit(str(path), criteria, measures="tvd", schema=sch),
+        "DuckDB group-by ×4": lambda: bf.duckdb_counts(source, sqls),
+    }
+
+    def verify() -> str:
+        on_spark = spark_group_counts(spark.read.parquet(location), columns, sch)
+        on_duckdb = bf.duckdb_counts(source, sqls)
+        assert _tables_equal(on_spark, on_duckdb, columns, sch), "Spark and DuckDB group-bys differ"
+        text = bf.check(audit_spark_df(), on_spark, criteria, sch, rows)
+        return f"Spark group-by = DuckDB group-by; audit(spark_df): {text}"
+
+    return bf._run(f"census (Parquet file) on Spark {spark.sparkContext.master}", rows, fns, BASELINE, repeat,
+                   warmup, verify, path=str(path), mib=path.stat().st_size / 2**20, reused=reused)
+
+
+def run_spark_adult(frame: Any = None, schema: Schema | None = None, *, repeat: int = 7, warmup: int = 1,
+                    spark: Any = None) -> dict[str, Any]:
+    """Adult, the paper's four criteria, exact U_MI^TVD: ``audit(spark_df)`` on a cached Spark DataFrame
+    vs the hand-written Spark group-bys on it; dpaudit on the pandas frame and a DuckDB relation."""
+    import duckdb
+    import pyarrow as pa
+
+    spark = spark if spark is not None else spark_session()
+    frame, sch = bf._adult(frame, schema)
+    criteria = dpaudit.datasets.preset("adult")
+    columns = bf.criterion_columns(criteria)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    sdf = spark.createDataFrame(table).cache()
+    sdf.count()  # materialise the cache: both sides then read the same in-memory partitions
+    con = duckdb.connect()
+    relation = con.from_arrow(table)
+    try:
+        fns: dict[str, Callable[[], Any]] = {
+            BASELINE: lambda: spark_group_counts(sdf, columns, sch),
+            "audit(spark_df)": lambda: dpaudit.audit(sdf, criteria, measures="tvd", schema=sch),
+            "audit(pandas frame)": lambda: dpaudit.audit(frame, criteria, measures="tvd", schema=sch),
+            "audit(DuckDB relation)": lambda: dpaudit.audit(relation, criteria, measures="tvd", schema=sch),
+        }
+
+        def verify() -> str:
+            return "audit(spark_df): " + bf.check(fns["audit(spark_df)"](), spark_group_counts(sdf, columns, sch),
+                                                  criteria, sch, len(frame))
+
+        return bf._run(f"Adult (cached Spark DataFrame) on Spark {spark.sparkContext.master}", len(frame), fns,
+                       BASELINE, repeat, warmup, verify)
+    finally:
+        con.close()
+        sdf.unpersist()
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [f"{result['name']}, {result['rows']:,} rows, load {result['load']['before']} → {result['load']['after']}",
+             f"  {'side':<34}{'median s':>10}{'ratio':>8}   per-round ratios"]
+    for side, s in result["sides"].items():
+        lo, hi = s["round_ratios"]
+        lines.append(f"  {side:<34}{s['median']:>10.3f}{s['ratio']:>8.2f}   {lo:.2f}–{hi:.2f}")
+    lines.append(f"  check: {result['check']}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--census-rows", type=int, nargs="*", default=[10_000_000])
+    parser.add_argument("--skip-adult", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3, help="timed rounds per side (census); Adult uses 2×+1")
+    parser.add_argument("--master", default=None, help="Spark master (default $DPAUDIT_SPARK_MASTER or local[*])")
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    spark = spark_session(args.master)
+    results = []
+    if not args.skip_adult:
+        results.append(run_spark_adult(repeat=2 * args.repeat + 1, spark=spark))
+        print(table(results[-1]), flush=True)
+    for rows in args.census_rows:
+        results.append(run_spark(rows, repeat=args.repeat, data_dir=args.data_dir, spark=spark))
+        print(table(results[-1]), flush=True)
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=2, default=lambda x: None if isinstance(x, float)
+                                        and not math.isfinite(x) else str(x)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
