@@ -1,54 +1,271 @@
 """Benchmark: full MIA evaluation (all rules, two α, bootstrap CIs) vs one np.sort of the scores.
 
-M = 256 models, N+ = 50,000 records of synthetic per-record Gaussian scores
-(``dpaudit.mia.simulate.gaussian_scores``). The baseline, run in the same process, is one
-``np.sort`` of the flattened (M × N+) score matrix — the least any exact pooled ROC must do.
+M = 256 models, N+ = 50,000 records of synthetic per-record Gaussian LiRA scores
+(``dpaudit.mia.simulate.gaussian_scores``). The baseline is one ``np.sort`` of the flattened (M × N+)
+score matrix — the least any exact pooled ROC must do. Targets (issue 14): ``evaluate(scores,
+fpr=(1e-2, 1e-3))`` ≤ 15× the sort with ``n_boot=0``, ≤ 40× with ``n_boot=200`` (the CLI default),
+peak RSS ≤ 4× the score matrix (M·N+·8 bytes).
 
-Run: ``python benchmarks/bench_mia.py [--models 256] [--records 50000] [--n-boot 200]``.
+Run: ``python benchmarks/bench_mia.py [--models 256] [--records 50000] [--n-boot 200] [--repeat 5]
+[--no-rss] [--oracle] [--json FILE]``.
+
+Timing: every side (the sort, ``evaluate`` at each ``n_boot``) in this one process, interleaved
+(a b c, c b a, …) after one untimed warm-up each, with medians, the ratio of the medians and the
+range of the per-round ratios, and ``os.getloadavg()`` before and after (the timing helpers of
+``bench_fairness.py``). Memory: each side alone in a fresh process (``--_child``), which builds the
+scores, resets its resident high-water mark (``/proc/self/clear_refs``, Linux), runs the side once
+and reports the mark (``VmHWM``; ``ru_maxrss`` where /proc is missing: see :func:`child`), the RSS
+just before the side ran, and the side's own peak, the difference. The RSS target is judged on the
+side's own peak: the memory the evaluation adds to a process that holds the scores (the whole
+process also holds Python, numpy, scipy and the simulated data, ~2.2× the matrix before either side
+starts).
+
+Importable (``benchmarks/run_all.py``)::
+
+    run_eval(models=256, records=50_000, boots=(0, 200), *, repeat=5, warmup=1, seed=0, rss=True, oracle=False) -> dict
+
+returns ``{"name", "rows", "baseline", "sides": {side: {"seconds": [...], "median": s, "ratio":
+median / baseline median, "round_ratios": [min, max]}}, "load": {"before", "after"}, "check": text,
+"peak_rss_mib": {side: MiB}, "matrix_mib": float, ...}`` (the shape of ``bench_fairness.py``'s
+``run_*``; ``peak_rss_mib`` and ``"rss"``, each child's details — peak while the side ran, RSS before
+it, the side's own peak — only with ``rss``) and ``"targets"`` the verdicts.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
+import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-_SRC = Path(__file__).resolve().parents[1] / "src"
-sys.path.insert(0, str(_SRC))
+REPO = Path(__file__).resolve().parents[1]
+_SRC = REPO / "src"
+if (_SRC / "dpaudit" / "__init__.py").is_file():  # benchmark this working tree, whatever pip points at
+    sys.path.insert(0, str(_SRC))
+if str(Path(__file__).resolve().parent) not in sys.path:  # bench_fairness's timing helpers, imported when used
+    sys.path.append(str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
 from dpaudit.mia.evaluate import evaluate  # noqa: E402
 from dpaudit.mia.simulate import gaussian_scores  # noqa: E402
 
+FPR = (1e-2, 1e-3)
+#: Targets of issue 14: evaluate / sort by n_boot (200 stands for any n_boot > 0), and RSS / matrix.
+TARGET_RATIO = {0: 15.0, 200: 40.0}
+TARGET_RSS_MULTIPLE = 4.0
+BASELINE = "np.sort of the M×N+ scores"
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+
+def side_name(n_boot: int) -> str:
+    return f"evaluate n_boot={n_boot}"
+
+
+def target_ratio(n_boot: int) -> float:
+    return TARGET_RATIO[0] if n_boot == 0 else TARGET_RATIO[200]
+
+
+def workload(models: int, records: int, seed: int) -> tuple[Any, np.ndarray]:
+    """The ScoreSet and the flattened score matrix (a view: the sort copies it, as ``np.sort`` does)."""
+    sim = gaussian_scores(models, records, seed=seed)
+    return sim.to_scoreset(), sim.score.reshape(-1)
+
+
+# --------------------------------------------------------------------------------------------------
+# memory: one side alone in a fresh process
+# --------------------------------------------------------------------------------------------------
+def _status_mib(field: str) -> float | None:
+    """``VmRSS`` / ``VmHWM`` of this process from /proc (Linux), MiB; None elsewhere."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def _reset_high_water_mark() -> bool:
+    """Reset this process's peak RSS (``echo 5 > /proc/self/clear_refs``, Linux ≥ 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _ru_maxrss_mib() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
+def child(side: str, models: int, records: int, seed: int) -> int:
+    """Run one side once in this fresh process; print its wall time and memory as JSON.
+
+    ``peak_rss_mib``: the process's resident high-water mark while the side ran (interpreter, data
+    and the side's working memory: ``VmHWM`` after resetting it once the data are built, so the
+    simulator's own transient peak, ``setup_peak_mib``, is not counted); ``own_peak_mib``: that
+    minus the RSS just before the side. Without /proc, ``ru_maxrss`` stands in for both marks. The
+    reset lowers ``ru_maxrss`` too; without the reset it would not serve anyway: on Linux a child
+    started by fork/vfork + exec inherits in ``ru_maxrss`` its parent's peak at the fork (the kernel
+    records the old address space's mark at exec), here the timing process's.
+    """
+    scores, flat = workload(models, records, seed)
+    before = _status_mib("VmRSS")
+    setup_peak = _status_mib("VmHWM")
+    reset = _reset_high_water_mark()
+    t0 = time.perf_counter()
+    if side == "sort":
+        np.sort(flat)
+    else:
+        evaluate(scores, fpr=FPR, n_boot=int(side))
+    seconds = time.perf_counter() - t0
+    hwm = _status_mib("VmHWM") if reset else None
+    peak = hwm if hwm is not None else _ru_maxrss_mib()
+    own = peak - before if hwm is not None and before is not None else None
+    print(json.dumps({"side": side, "seconds": seconds, "peak_rss_mib": peak, "ru_maxrss_mib": _ru_maxrss_mib(),
+                      "setup_peak_mib": setup_peak, "before_mib": before, "own_peak_mib": own}))
+    return 0
+
+
+def fresh_process(side: str, models: int, records: int, seed: int) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--_child", side, "--models", str(models),
+                           "--records", str(records), "--seed", str(seed)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the {side} child process failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+# --------------------------------------------------------------------------------------------------
+# the comparison
+# --------------------------------------------------------------------------------------------------
+def _check(scores: Any, flat: np.ndarray, boots: Sequence[int], oracle: bool) -> str:
+    """Untimed: the sort sorted; the reports of every n_boot share their point estimates; with
+    ``oracle``, the n_boot = 0 report equals the pre-change evaluation (tests/test_mia_fast_paths.py)."""
+    done = np.sort(flat)
+    if not (done.size == flat.size and bool(np.all(done[1:] >= done[:-1]))):
+        raise RuntimeError("np.sort did not sort")
+    reports = {b: evaluate(scores, fpr=FPR, n_boot=b) for b in boots}
+    points = {b: [(rule.tpr, rule.fpr) for row in rep.rows for rule in row.rules.values()] for b, rep in reports.items()}
+    first = points[boots[0]]
+    if any(p != first for p in points.values()):
+        raise RuntimeError("evaluate's point estimates differ between n_boot values")
+    text = (f"sorted {flat.size:,} values; the point estimates of n_boot = {', '.join(map(str, boots))} are "
+            f"identical (naive TPR at 1e-3: {reports[boots[0]].rows[-1].rules['naive'].tpr:.6g})")
+    if oracle:
+        sys.path.insert(0, str(REPO / "tests"))
+        from test_mia_fast_paths import assert_reports_match, old_evaluate
+
+        b = min(boots)
+        assert_reports_match(reports[b], old_evaluate(scores, fpr=FPR, n_boot=b))
+        text += f"; the n_boot = {b} report equals the pre-change evaluation (exact / ≤ 1e-12 relative)"
+    return text
+
+
+def run_eval(models: int = 256, records: int = 50_000, boots: Sequence[int] = (0, 200), *, repeat: int = 5,
+             warmup: int = 1, seed: int = 0, rss: bool = True, oracle: bool = False) -> dict[str, Any]:
+    """Time ``evaluate`` at each ``n_boot`` against one ``np.sort`` of the flattened score matrix,
+    interleaved in this process; with ``rss``, each side's peak RSS in a fresh process (module
+    docstring). ``oracle`` also checks the report against the pre-change code (slow: ~40× the sort)."""
+    from bench_fairness import interleaved, load, summarize
+
+    boots = tuple(int(b) for b in boots)
+    scores, flat = workload(models, records, seed)
+    def evaluation(n_boot: int) -> Callable[[], Any]:
+        return lambda: evaluate(scores, fpr=FPR, n_boot=n_boot)
+
+    fns: dict[str, Callable[[], Any]] = {BASELINE: lambda: np.sort(flat)}
+    fns.update({side_name(b): evaluation(b) for b in boots})
+    matrix_mib = flat.size * 8 / 2**20
+    before = load()
+    times = interleaved(fns, repeat, warmup)
+    after = load()
+    result = {"name": f"MIA evaluation, M = {models} models × N+ records", "rows": records, "baseline": BASELINE,
+              "sides": summarize(times, BASELINE), "load": {"before": before, "after": after},
+              "check": _check(scores, flat, boots, oracle), "repeat": repeat, "models": models,
+              "matrix_mib": matrix_mib, "fpr": list(FPR)}
+    if rss:
+        children = {BASELINE: fresh_process("sort", models, records, seed)}
+        children.update({side_name(b): fresh_process(str(b), models, records, seed) for b in boots})
+        result["rss"] = children
+        result["peak_rss_mib"] = {side: c["peak_rss_mib"] for side, c in children.items()}
+    result["targets"] = verdicts(result, boots)
+    return result
+
+
+def verdicts(result: dict[str, Any], boots: Sequence[int]) -> dict[str, dict[str, Any]]:
+    """Each target of issue 14 with the measured value and whether it is met."""
+    out: dict[str, dict[str, Any]] = {}
+    for b in boots:
+        side = side_name(b)
+        ratio = result["sides"][side]["ratio"]
+        out[f"{side} time"] = {"value": ratio, "target": target_ratio(b), "unit": "× sort",
+                               "met": ratio <= target_ratio(b)}
+        child_result = result.get("rss", {}).get(side)
+        if child_result and child_result.get("own_peak_mib") is not None:
+            multiple = child_result["own_peak_mib"] / result["matrix_mib"]
+            out[f"{side} memory"] = {"value": multiple, "target": TARGET_RSS_MULTIPLE, "unit": "× matrix",
+                                     "met": multiple <= TARGET_RSS_MULTIPLE}
+    return out
+
+
+def print_result(result: dict[str, Any]) -> None:
+    """``bench_fairness.py``'s table (medians, ratios, rounds, load, check), then each side's memory
+    and the verdicts."""
+    from bench_fairness import print_result as print_timing
+
+    print_timing(result)
+    mat = result["matrix_mib"]
+    if "rss" in result:
+        print(f"  memory, each side alone in a fresh process (score matrix {mat:.1f} MiB): peak while it ran; "
+              "RSS before it; its own peak")
+        for side, c in result["rss"].items():
+            own = "n/a" if c["own_peak_mib"] is None else f"{c['own_peak_mib']:.0f} MiB = {c['own_peak_mib'] / mat:.2f}x"
+            before = "n/a" if c["before_mib"] is None else f"{c['before_mib']:.0f} MiB"
+            print(f"  {side:<42} {c['peak_rss_mib']:6.0f} MiB; {before}; {own}")
+    size = "" if at_target_size(result) else " (the targets are set for M = 256, N+ = 50,000: for reference)"
+    for name, t in result["targets"].items():
+        print(f"  target {name}: {t['value']:.2f}{t['unit']} ≤ {t['target']:g}: {'met' if t['met'] else 'MISSED'}{size}")
+
+
+def at_target_size(result: dict[str, Any]) -> bool:
+    return bool(result["models"] == 256 and result["rows"] == 50_000)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--models", type=int, default=256)
     ap.add_argument("--records", type=int, default=50_000)
-    ap.add_argument("--n-boot", type=int, default=200)
-    args = ap.parse_args()
-    sim = gaussian_scores(args.models, args.records, seed=0)
-    scores = sim.to_scoreset()
-    flat = sim.score.ravel()
-    sort_times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        np.sort(flat)
-        sort_times.append(time.perf_counter() - t0)
-    timings = {}
-    for n_boot in (0, args.n_boot):
-        t0 = time.perf_counter()
-        report = evaluate(scores, fpr=(1e-2, 1e-3), n_boot=n_boot)
-        timings[n_boot] = time.perf_counter() - t0
-    base = min(sort_times)
-    print(f"M = {args.models}, N+ = {args.records:,} ({flat.size:,} target scores)")
-    print(f"  one np.sort of the flattened scores: {base:.3f} s")
-    for n_boot, t in timings.items():
-        print(f"  evaluate (all rules, α = 1e-2 and 1e-3, n_boot = {n_boot:>3}): {t:7.2f} s = {t / base:6.1f}x the sort")
-    print(report)
-    return 0
+    ap.add_argument("--n-boot", type=int, default=200, help="bootstrap replicates of the second side (default 200)")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs per side (default 5)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-rss", action="store_true", help="skip the fresh-process peak RSS runs")
+    ap.add_argument("--oracle", action="store_true", help="also check the report against the pre-change code")
+    ap.add_argument("--json", type=Path, default=None, help="write the result (all repeats) to this file")
+    ap.add_argument("--_child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args._child:
+        return child(args._child, args.models, args.records, args.seed)
+    print(f"numpy {np.__version__} | Python {sys.version.split()[0]} | {os.cpu_count()} CPU(s) | "
+          f"load {[round(x, 2) for x in os.getloadavg()]}")
+    boots = (0, args.n_boot) if args.n_boot else (0,)
+    result = run_eval(args.models, args.records, boots, repeat=args.repeat, seed=args.seed, rss=not args.no_rss,
+                      oracle=args.oracle)
+    print_result(result)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, default=float))
+    missed = at_target_size(result) and not all(t["met"] for t in result["targets"].values())
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

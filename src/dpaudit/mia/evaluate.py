@@ -43,33 +43,32 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from dpaudit._errors import DPAuditError
+from dpaudit._errors import DataError, DPAuditError
 from dpaudit._validation import flag, one_of, unit_interval, whole_number
 from dpaudit.mia.attacks import Attack, attack_from
-from dpaudit.mia.calibrate import fpc_factor, pp_transform, threshold
-from dpaudit.mia.fits import loo_fits
+from dpaudit.mia.calibrate import fitted_sign, fpc_factor, pp_transform, threshold
+from dpaudit.mia.fits import LooFitter, RecordMoments, column_blocks, loo_fits, record_moments
 from dpaudit.mia.metrics import (
     Bootstrap,
-    auc,
     clopper_pearson,
     epsilon_lower_bound,
     epsilon_lower_bound_ci,
-    per_record_rates,
     percentile_interval,
-    point_at_fpr,
-    roc_curve,
 )
+from dpaudit.mia.metrics.intervals import RechosenThreshold, TargetEntries, TargetSets
+from dpaudit.mia.metrics.roc import PooledScores, mann_whitney_auc
 from dpaudit.mia.per_record import (
-    conformal_ranks,
-    empirical_per_record,
+    block_ranks,
     hit_probability,
     not_estimable_reason,
     parametric_per_record,
+    rank_cap,
 )
 from dpaudit.mia.results import AlphaResult, FprSpread, MiaReport, RuleResult
 from dpaudit.mia.scores import ScoreSet
@@ -90,15 +89,15 @@ RULE_NAMES = {"naive": "naive concat", "pp_normal": "PP concat N(0,1)", "pp_t": 
               "per_record_parametric": "per-record param."}
 
 
-def _jarque_bera_share(score: np.ndarray, keep: np.ndarray, level: float = 0.01) -> float:
-    out = ~keep
-    n = out.sum(axis=0).astype(float)
-    mean = np.where(out, score, 0.0).sum(axis=0) / n
-    dev = np.where(out, score - mean, 0.0)
-    m2 = (dev**2).sum(axis=0) / n
+def _jarque_bera_share(moments: RecordMoments, level: float = 0.01) -> float:
+    """Share of records whose OUT scores fail Jarque–Bera at ``level``: ``JB = n/6·(S² + (K − 3)²/4)``
+    with the sample skewness S and kurtosis K (moments about the mean, divided by n), p = χ²₂ tail."""
+    assert moments.m3_out is not None and moments.m4_out is not None
+    n = moments.n_out
+    m2 = moments.ss_out / n
     safe = np.where(m2 > 0, m2, 1.0)
-    skew = (dev**3).sum(axis=0) / n / safe**1.5
-    kurt = (dev**4).sum(axis=0) / n / safe**2
+    skew = moments.m3_out / n / safe**1.5
+    kurt = moments.m4_out / n / safe**2
     jb = n / 6.0 * (skew**2 + (kurt - 3.0) ** 2 / 4.0)
     p = stats.chi2.sf(jb, df=2)
     return float(np.mean(np.where(m2 > 0, p < level, False)))
@@ -126,28 +125,42 @@ def _epsilon(tp: float, n_pos: int, fp: float, n_neg: int, *, delta: float, leve
     return eps, float(bound.point)
 
 
-def _pooled(hits: np.ndarray, keep: np.ndarray, boot: Bootstrap | None, *, delta: float, level: float,
-            **extra: Any) -> RuleResult:
+def _pooled(tp: float, fp: float, n_pos: int, n_neg: int, reps: tuple[np.ndarray, np.ndarray] | None, *,
+            delta: float, level: float, **extra: Any) -> RuleResult:
     """TPR, realised FPR, Clopper–Pearson and bootstrap CIs and ε of one fixed per-target rule.
 
-    ``hits`` holds each target's call (bool) or its probability of being called a member.
+    ``tp``, ``fp``: the rule's (expected) true and false positives; ``reps``: the bootstrap replicates
+    of its TPR and FPR, or None.
     """
-    n_pos, n_neg = int(keep.sum()), int(keep.size - keep.sum())
-    tp, fp = float(np.where(keep, hits, 0).sum()), float(np.where(keep, 0, hits).sum())
     lo, hi = clopper_pearson(math.floor(tp + 1e-9), n_pos, level=level)
-    tpr_reps = fpr_reps = None
-    if boot is not None:
-        tpr_reps, fpr_reps = boot.rate(hits, keep), boot.rate(hits, ~keep)
+    tpr_reps, fpr_reps = (None, None) if reps is None else reps
     eps_lb, eps_point = _epsilon(tp, n_pos, fp, n_neg, delta=delta, level=level, tpr_reps=tpr_reps, fpr_reps=fpr_reps)
     return RuleResult(True, tp / n_pos, fp / n_neg, eps_lb, eps_point,
                       ci=None if tpr_reps is None else (percentile_interval(tpr_reps, level)),
                       cp=(float(lo), float(hi)), **extra)
 
 
-def _per_record(values: np.ndarray, boot: Bootstrap | None, level: float, **fields: Any) -> RuleResult:
+def _per_record(values: np.ndarray, reps: np.ndarray | None, level: float, **fields: Any) -> RuleResult:
     """A mean of per-record estimates with its records bootstrap interval."""
-    ci = None if boot is None else (percentile_interval(boot.record_mean(values), level))
+    ci = None if reps is None else (percentile_interval(reps, level))
     return RuleResult(True, float(values.mean()), ci=ci, **fields)
+
+
+@dataclass
+class _Tally:
+    """Everything one pass over the blocks of records gathers for the rules (per α: index j)."""
+
+    n_alpha: int
+    tp: dict[str, list[float]] = field(default_factory=dict)  # pooled rule → per α
+    fp: dict[str, list[float]] = field(default_factory=dict)
+    positions: list[np.ndarray] = field(default_factory=list)  # targets the bootstrap sums one by one
+    values: list[np.ndarray] = field(default_factory=list)  # … and their values, one column per sum
+
+    def count(self, rule: str, j: int, hits: np.ndarray, members: np.ndarray) -> None:
+        """Add a block's calls of a 0/1 rule: ``hits`` (all targets) and ``members`` (hits among IN targets)."""
+        tp = int(np.count_nonzero(members))
+        self.tp.setdefault(rule, [0.0] * self.n_alpha)[j] += tp
+        self.fp.setdefault(rule, [0.0] * self.n_alpha)[j] += int(np.count_nonzero(hits)) - tp
 
 
 def evaluate(
@@ -201,6 +214,26 @@ def evaluate(
     -------
     MiaReport
 
+    Notes
+    -----
+    Computed in two passes over blocks of records (:func:`dpaudit.mia.fits.column_blocks`, ~2 MB per
+    array), so the only full-size arrays besides the inputs are the attack's statistic, the
+    bootstrap's bit-packed target sets (one byte per target and four sets) and the non-members'
+    sorted statistic. Pass 1 fits every block (:class:`~dpaudit.mia.fits.LooFitter`), computes the
+    PP score ``z = (t − μ_out)/σ_out``, the statistic (LiRA's OUT density from that z; the
+    non-members' values gathered block by block), the conformal ranks (capped:
+    :func:`~dpaudit.mia.per_record.rank_cap`) and counts every fixed rule; the naive cuts then come
+    from one sort of the non-members' statistic (:class:`~dpaudit.mia.metrics.roc.PooledScores`:
+    "score > c" is the ROC point at FPR ≤ α), and pass 2 counts the naive rule and its per-record
+    FPR. The bootstrap (its record weights drawn in the background meanwhile) reuses that sort and
+    the counted sets (:class:`~dpaudit.mia.metrics.Bootstrap`). Last, the members' statistic is
+    sorted in place of the spent matrix: the AUC is the Mann–Whitney count of the two sorted classes
+    and each naive threshold the smallest called score of either. Every number is the one the direct
+    computation gives (``tests/test_mia_fast_paths.py`` keeps it as the oracle); sums of fractional
+    call probabilities (``pp_rank``), bootstrap means of per-record values and the global variance
+    are summed in another order (≤ 1e-12 relative). A non-finite statistic is a
+    :class:`~dpaudit.DataError`.
+
     References
     ----------
     Jälkö, Pradhan, Räisä, Honkela, "On Reliability of Efficient Membership Inference Vulnerability
@@ -234,54 +267,225 @@ def evaluate(
     sign = one_of("sign", sign, ("fitted", "positive"))
     level = unit_interval("level", level, " (e.g. 0.95)")
     keep = np.asarray(scores.keep)
+    n_models, n_records = keep.shape
+    n_alpha = len(alphas)
     fpc_value = fpc_factor(scores.train_size, scores.pool_size) if fpc else None
-    signal = attack.signal(scores)
-    fits = loo_fits(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value)
-    stat = attack.statistic(scores, fits)
-    pooled = roc_curve(stat, keep)
-    f = pp_transform(signal, fits, sign="positive" if sign == "positive" else "fitted")
-    z_positive = f if sign == "positive" else pp_transform(signal, fits, sign="positive")
-    ranks = conformal_ranks(signal, keep)
+    signal = np.asarray(attack.signal(scores), dtype=np.float64)
+    moments = record_moments(signal, keep, higher=True)
+    fitter = LooFitter(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value,
+                       moments=moments)
+    n_in, n_out = moments.n_in.astype(np.int64), moments.n_out.astype(np.int64)
+    n_pos, n_neg = int(n_in.sum()), int(n_out.sum())
+    # Student-t thresholds per record: a target's leave-one-out OUT count is n_out (IN target) or
+    # n_out − 1 (OUT target), so two values per record, from the distinct counts
+    t_cut = [(threshold(a, kind="t", n_out=moments.n_out), threshold(a, kind="t", n_out=moments.n_out - 1))
+             for a in alphas]
+    z_cut = [threshold(a, kind="normal") for a in alphas]
+    reasons = [not_estimable_reason(moments.n_out, a) for a in alphas]
+    ranked = [j for j in range(n_alpha) if not reasons[j]]
+    cap = rank_cap([alphas[j] for j in ranked], int(n_out.max())) if ranked else 0
+
     boot = Bootstrap(keep.shape, n_boot, seed=seed) if n_boot else None
-    naive_boot = boot.tpr_at_fpr(stat, keep, alphas) if boot else None
+    # the bootstrap's target sets: the IN targets, then per α the IN targets each rule calls members
+    set_names = ["keep"] + [f"{rule}/{j}" for j in range(n_alpha) for rule in ("naive", "pp_normal", "pp_t")]
+    set_names += [f"pp_rank/{j}" for j in ranked]
+    index = {name: i for i, name in enumerate(set_names)}
+    sets = TargetSets(keep.shape, len(set_names), group=boot.group) if boot else None
+    # …and the targets summed one by one: per α, OUT targets called by a PP rule or ranked, and IN
+    # targets with a fractional conformal call
+    value_names = [f"{rule}/{j}" for j in range(n_alpha) for rule in ("pp_normal", "pp_t")]
+    value_names += [f"{part}/{j}" for j in ranked for part in ("rank_fp", "rank_tp")]
+    column = {name: i for i, name in enumerate(value_names)}
+
+    tally = _Tally(n_alpha)
+    crossed = [np.zeros(n_records, dtype=np.int64) for _ in alphas]
+    emp_tpr = {j: np.empty(n_records) for j in ranked}
+    emp_fpr = {j: np.empty(n_records) for j in ranked}
+    rank_tp = {j: np.empty(n_records) for j in ranked}
+    rank_fp = {j: np.empty(n_records) for j in ranked}
+
+    stat: np.ndarray | None = None  # the attack's statistic, (M, N+)
+    blockwise = True
+    negatives, filled = np.empty(n_neg), 0  # the non-members' statistic (blockwise attacks)
+    for cols in column_blocks(n_records, n_models):
+        s, k = signal[:, cols], keep[:, cols]
+        out = ~k
+        fits = fitter.fits(cols)
+        z = pp_transform(s, fits, sign="positive")  # (t − μ_out)/σ_out: PP's score and LiRA's OUT density
+        own = attack.block_statistic(s, fits, z) if blockwise else None
+        if stat is None:  # the first block decides: statistic by blocks, or of the whole ScoreSet
+            blockwise = own is not None
+            stat = np.empty(keep.shape) if blockwise else np.asarray(
+                attack.statistic(scores, loo_fits(signal, keep, location=attack.location, variance=attack.variance,
+                                                  fpc=fpc_value)), dtype=np.float64)
+        if own is not None:
+            if not np.isfinite(own).all():
+                raise DataError(f"the {attack.name} statistic is not finite for some targets of records "
+                                f"{cols.start}–{cols.stop - 1}; check the scores for extreme values")
+            stat[:, cols] = own
+            part = own[out]  # the non-members' statistic, gathered while the block is in cache
+            negatives[filled:filled + part.size] = part
+            filled += part.size
+        f = z if sign == "positive" else fitted_sign(z.copy(), fits)
+        called_out = np.zeros(k.shape, dtype=bool)  # OUT targets that some rule calls a member
+        rows: dict[str, np.ndarray] = {}
+        for j in range(n_alpha):
+            # Student-t threshold of a target: its record's, at n_out (IN target) or n_out − 1 (OUT)
+            t_in, t_out = t_cut[j][0][cols], t_cut[j][1][cols]
+            for rule, hits in (("pp_normal", f >= z_cut[j]), ("pp_t", ((f >= t_in) & k) | ((f >= t_out) & out))):
+                members = hits & k
+                tally.count(rule, j, hits, members)
+                if sets is not None:
+                    sets.add(index[f"{rule}/{j}"], cols, members)
+                    rows[f"{rule}/{j}"] = hits & out
+                    called_out |= rows[f"{rule}/{j}"]
+            # the Gaussian model's check: each record's t threshold crossed by its own OUT signals
+            crossed[j][cols] = np.count_nonzero((z >= t_out) & out, axis=0)
+        if ranked:
+            ranks = block_ranks(s, k, n_out[cols], cap)
+            for j in ranked:
+                hits = hit_probability(ranks, alphas[j])
+                in_hits, out_hits = hits * k, hits * out  # hits ≥ 0: the same floats as where(k, hits, 0)
+                rank_tp[j][cols], rank_fp[j][cols] = in_hits.sum(axis=0), out_hits.sum(axis=0)
+                emp_tpr[j][cols], emp_fpr[j][cols] = rank_tp[j][cols] / n_in[cols], rank_fp[j][cols] / n_out[cols]
+                if sets is not None:
+                    whole = in_hits == 1.0
+                    sets.add(index[f"pp_rank/{j}"], cols, whole)
+                    fraction = in_hits * ~whole  # IN targets called with a probability strictly below 1
+                    called_out |= (out_hits > 0) | (fraction > 0)
+                    rows[f"rank_fp/{j}"], rows[f"rank_tp/{j}"] = out_hits, fraction
+        if sets is not None:
+            sets.add(index["keep"], cols, k)
+            picked = np.flatnonzero(called_out)
+            width = k.shape[1]
+            tally.positions.append((picked // width) * n_records + cols.start + picked % width)
+            vals = np.zeros((picked.size, len(value_names)))
+            for name, arr in rows.items():
+                vals[:, column[name]] = arr.reshape(-1)[picked]
+            tally.values.append(vals)
+    assert stat is not None
+
+    # the naive rule: thresholds from one sort of the non-members' statistic, then pass 2 counts it
+    if blockwise:
+        negatives.sort()
+        pooled = PooledScores.with_sorted_negatives(stat, keep, negatives)
+    else:
+        del negatives
+        pooled = PooledScores(stat, keep)
+    cuts = [pooled.cut(a, strict=strict) for a in alphas]
+    rec_fpr = [np.empty(n_records) for _ in alphas]
+    for cols in column_blocks(n_records, n_models):
+        st, k = stat[:, cols], keep[:, cols]
+        for j, c in enumerate(cuts):
+            above = st > c
+            members = above & k
+            tally.count("naive", j, above, members)
+            rec_fpr[j][cols] = np.count_nonzero(above & ~k, axis=0) / n_out[cols]
+            if sets is not None:
+                sets.add(index[f"naive/{j}"], cols, members)
+
+    parametric = [parametric_per_record(signal, keep, a, fpc=fpc_value, moments=moments).tpr for a in alphas]
+    reps: dict[str, np.ndarray] = {}
+    if boot is not None and sets is not None:
+        listed = TargetEntries(keep.shape, np.concatenate(tally.positions), np.concatenate(tally.values))
+        tally.positions, tally.values = [], []
+        # per-record values whose means the bootstrap resamples over records
+        records = np.stack([emp_tpr[j] for j in ranked] + [p for p in parametric if p is not None], axis=1)
+        rechosen = RechosenThreshold(pooled, alphas, cuts, keep.shape)
+        parts: dict[str, list[np.ndarray]] = {}
+        for block in boot.blocks():
+            counts, sums = boot.column_totals(block, sets, records)
+            entries = boot.entry_totals(block, listed)
+            tp_pos = counts[:, index["keep"]]
+            neg = np.maximum(block.w_models.sum(axis=1) * block.w_records.sum(axis=1) - tp_pos, 1e-300)
+            pos = np.maximum(tp_pos, 1e-300)
+            naive_cut = counts[:, [index[f"naive/{j}"] for j in range(n_alpha)]]
+            tpr, fp_anchor = rechosen.tpr(block, naive_cut, tp_pos)
+            found = {"naive_rechosen": tpr, "naive_tpr": naive_cut / pos[:, None], "naive_fpr": fp_anchor / neg[:, None],
+                     "records": sums / block.w_records.sum(axis=1)[:, None]}
+            for rule in ("pp_normal", "pp_t"):
+                found[f"{rule}_tpr"] = counts[:, [index[f"{rule}/{j}"] for j in range(n_alpha)]] / pos[:, None]
+                found[f"{rule}_fpr"] = entries[:, [column[f"{rule}/{j}"] for j in range(n_alpha)]] / neg[:, None]
+            if ranked:
+                found["pp_rank_tpr"] = (counts[:, [index[f"pp_rank/{j}"] for j in ranked]]
+                                        + entries[:, [column[f"rank_tp/{j}"] for j in ranked]]) / pos[:, None]
+                found["pp_rank_fpr"] = entries[:, [column[f"rank_fp/{j}"] for j in ranked]] / neg[:, None]
+            for name, arr in found.items():
+                parts.setdefault(name, []).append(arr)
+        reps = {name: np.concatenate(arrs) for name, arrs in parts.items()}
+
+    # the statistic is no longer needed as a matrix: its members' values are sorted in its place for
+    # the AUC, and each naive threshold (the smallest score the rule calls) is read off both classes
+    positives = _sorted_positives(stat, keep, own_stat=blockwise)
+    naive_threshold = [_smallest_above(c, pooled.negatives, positives) for c in cuts]
+    auc_naive = mann_whitney_auc(pooled.negatives, positives)
     eps = {"delta": delta, "level": level}
 
-    rows = []
+    def replicates(rule: str, j: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if not reps:
+            return None
+        col = ranked.index(j) if rule == "pp_rank" else j
+        return reps[f"{rule}_tpr"][:, col], reps[f"{rule}_fpr"][:, col]
+
+    rows_out = []
     for j, alpha in enumerate(alphas):
         rules: dict[str, RuleResult] = {}
-        point = point_at_fpr(pooled, alpha, strict=strict)
-        _, rec_fpr = per_record_rates(stat, keep, point.threshold)
-        naive = _pooled(stat >= point.threshold, keep, boot, threshold=float(point.threshold), **eps)
+        naive = _pooled(tally.tp["naive"][j], tally.fp["naive"][j], n_pos, n_neg, replicates("naive", j), **eps)
         # the threshold was chosen on these data: no Clopper–Pearson interval; the bootstrap re-chooses it
         rules["naive"] = RuleResult(True, naive.tpr, naive.fpr, naive.epsilon_lb, naive.epsilon_point,
-                                    ci=None if naive_boot is None else (percentile_interval(naive_boot[:, j], level)),
-                                    threshold=naive.threshold)
+                                    ci=(percentile_interval(reps["naive_rechosen"][:, j], level) if reps else None),
+                                    threshold=naive_threshold[j])
         for kind in ("normal", "t"):
-            rules[f"pp_{kind}"] = _pooled(f >= threshold(alpha, kind=kind, n_out=fits.n_out), keep, boot, **eps)
-        reason = not_estimable_reason(ranks.n_out, alpha)
-        if reason:
-            rules["pp_rank"] = rules["per_record_empirical"] = RuleResult.not_estimable(reason)
+            rule = f"pp_{kind}"
+            rules[rule] = _pooled(tally.tp[rule][j], tally.fp[rule][j], n_pos, n_neg, replicates(rule, j), **eps)
+        if reasons[j]:
+            rules["pp_rank"] = rules["per_record_empirical"] = RuleResult.not_estimable(reasons[j])
         else:
-            rank = rules["pp_rank"] = _pooled(hit_probability(ranks, alpha), keep, boot, **eps)
-            emp = empirical_per_record(signal, keep, alpha, ranks=ranks)
-            assert emp.tpr is not None and emp.fpr is not None  # estimable: checked above
+            rank = rules["pp_rank"] = _pooled(float(rank_tp[j].sum()), float(rank_fp[j].sum()), n_pos, n_neg,
+                                              replicates("pp_rank", j), **eps)
             # ε from the same targets' counts as the pooled rank rule (identical under the efficient design)
-            rules["per_record_empirical"] = _per_record(emp.tpr, boot, level, fpr=float(emp.fpr.mean()),
-                                                        epsilon_lb=rank.epsilon_lb, epsilon_point=rank.epsilon_point)
-        par = parametric_per_record(signal, keep, alpha, fpc=fpc_value)
-        assert par.tpr is not None  # the parametric estimator is estimable at any α
-        # the Gaussian model's check: how often each record's t threshold is crossed by its own OUT
-        # signals, leave-one-out (α when the tails are Gaussian)
-        crossed = z_positive >= threshold(alpha, kind="t", n_out=fits.n_out)
-        tail_fpr = float((np.where(keep, False, crossed).sum(axis=0) / (~keep).sum(axis=0)).mean())
-        rules["per_record_parametric"] = _per_record(par.tpr, boot, level, fpr=alpha, fpr_kind="nominal",
-                                                     t_threshold_fpr_loo=tail_fpr)
-        spread = FprSpread(float(np.nanmax(rec_fpr)), float(np.nanmean(rec_fpr > alpha)))
-        rows.append(AlphaResult(alpha, {r: rules[r] for r in RULES}, spread))
+            rules["per_record_empirical"] = _per_record(
+                emp_tpr[j], reps["records"][:, ranked.index(j)] if reps else None, level,
+                fpr=float(emp_fpr[j].mean()), epsilon_lb=rank.epsilon_lb, epsilon_point=rank.epsilon_point)
+        par = parametric[j]
+        assert par is not None  # the parametric estimator is estimable at any α
+        tail_fpr = float((crossed[j] / n_out).mean())
+        rules["per_record_parametric"] = _per_record(
+            par, reps["records"][:, len(ranked) + j] if reps else None, level, fpr=alpha, fpr_kind="nominal",
+            t_threshold_fpr_loo=tail_fpr)
+        spread = FprSpread(float(np.nanmax(rec_fpr[j])), float(np.nanmean(rec_fpr[j] > alpha)))
+        rows_out.append(AlphaResult(alpha, {r: rules[r] for r in RULES}, spread))
     options = {"attack": attack.name, "attack_options": attack.options(), "threshold": threshold_kind, "fpc": fpc,
                "sign": sign, "location": attack.location, "variance": attack.variance, "strict": strict,
                "n_boot": n_boot, "level": level, "delta": delta, "train_size": scores.train_size,
                "pool_size": scores.pool_size}
-    diagnostics = {"share_non_normal": _jarque_bera_share(signal, keep), "min_n_out": int(fits.n_out.min()),
-                   "auc_naive": float(auc(pooled))}
-    return MiaReport(scores.n_models, scores.n_records, alphas, tuple(rows), options, diagnostics)
+    diagnostics = {"share_non_normal": _jarque_bera_share(moments), "min_n_out": int(n_out.min()) - 1,
+                   "auc_naive": auc_naive}
+    return MiaReport(n_models, n_records, alphas, tuple(rows_out), options, diagnostics)
+
+
+def _sorted_positives(stat: np.ndarray, keep: np.ndarray, *, own_stat: bool) -> np.ndarray:
+    """The members' statistic, ascending, for :func:`mann_whitney_auc` (the AUC from the sorted classes).
+
+    The members' values are gathered in place at the front of ``stat`` when it is the evaluation's
+    own array (a copy otherwise), so this adds no full-size array; ``stat`` is spent afterwards.
+    """
+    flat, labels = stat.reshape(-1), keep.reshape(-1)
+    if own_stat:
+        filled = 0
+        for lo in range(0, flat.size, 1 << 20):  # write position ≤ read position: a safe in-place compaction
+            chunk = flat[lo:lo + (1 << 20)][labels[lo:lo + (1 << 20)]]
+            flat[filled:filled + chunk.size] = chunk
+            filled += chunk.size
+        positives = flat[:filled]
+    else:
+        positives = flat[labels]
+    positives.sort()
+    return positives
+
+
+def _smallest_above(cut: float, *ascending: np.ndarray) -> float:
+    """The smallest value above ``cut`` in any of the ascending arrays (inf if none): the threshold
+    of the rule "score > cut", as the smallest score it calls a member."""
+    found = [a[i] for a in ascending if (i := int(np.searchsorted(a, cut, side="right"))) < a.size]
+    return float(min(found)) if found else math.inf

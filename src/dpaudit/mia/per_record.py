@@ -52,6 +52,7 @@ the unbiasedness is then that of the corrected model, not a finite-sample fact.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,12 +61,14 @@ from scipy import special
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import unit_interval
 from dpaudit.mia.calibrate import threshold
-from dpaudit.mia.fits import check_fpc
+from dpaudit.mia.fits import RecordMoments, check_fpc, column_blocks, record_moments
 from dpaudit.mia.scores import check_score_keep
 
 __all__ = [
     "ConformalRanks",
     "conformal_ranks",
+    "block_ranks",
+    "rank_cap",
     "hit_probability",
     "min_out_models",
     "empirical_per_record",
@@ -105,11 +108,27 @@ class ConformalRanks:
         return (~self.keep).sum(axis=0)
 
 
-def conformal_ranks(score: object, keep: object) -> ConformalRanks:
+def conformal_ranks(score: object, keep: object, *, cap: int | None = None) -> ConformalRanks:
     """Rank every target's raw score among its record's OUT scores under the other models.
 
-    One sort of each record's column (O(M log M) per record, vectorised over records); ties are
-    grouped so tied scores get the same counts.
+    Parameters
+    ----------
+    score, keep : array_like, shape (M, N+)
+        Validated like a ScoreSet.
+    cap : int, optional
+        Only ranks below ``cap`` are needed (:func:`rank_cap`: a target with ``G ≥ cap`` is never
+        called a member at the levels asked for). Then ``greater`` is exact where it is below
+        ``cap`` and ``cap`` elsewhere, and ``equal`` is exact where ``greater < cap`` and 0 elsewhere.
+        None: every rank exact.
+
+    Notes
+    -----
+    Per block of records, only the ``k = min(cap, max n_out)`` largest OUT scores of each record are
+    found (:func:`block_ranks`: peeled level by level for k ≤ 8, else selected with ``np.partition``
+    and sorted); ``G`` and ``G + E`` of a target are its counts of those scores ``>`` and ``≥`` it.
+    Both counts are exact while ``G < k``: every OUT score above the target is then among them. An
+    OUT target is among its own tied OUT scores, so ``E`` excludes it. No full sort of any column
+    when ``cap`` is small (the evaluation's case: 2 at α = 0.01, M = 256).
 
     Examples
     --------
@@ -118,43 +137,109 @@ def conformal_ranks(score: object, keep: object) -> ConformalRanks:
     >>> r = conformal_ranks(score, keep)
     >>> r.greater[:, 0].tolist(), r.equal[:, 0].tolist(), r.n_ref[:, 0].tolist()
     ([0, 2, 0, 0, 3, 0], [0, 0, 1, 1, 0, 0], [3, 2, 2, 2, 3, 3])
+    >>> conformal_ranks(score, keep, cap=1).greater[:, 0].tolist()
+    [0, 1, 0, 0, 1, 0]
     """
     s, k = check_score_keep(score, keep)
-    m = s.shape[0]
-    # Work on records × models, contiguous along the models, so every sort is a contiguous row sort.
-    out_t = np.ascontiguousarray(~k.T)
-    order = np.argsort(np.ascontiguousarray(s.T), axis=1)
-    s_sorted = np.take_along_axis(s.T, order, axis=1)
-    # above[:, i] = number of OUT scores at sorted positions > i
-    above = np.zeros(s_sorted.shape, dtype=np.int32)
-    np.cumsum(np.take_along_axis(out_t, order, axis=1)[:, :0:-1], axis=1, dtype=np.int32, out=above[:, -2::-1])
-    tied = s_sorted[:, 1:] == s_sorted[:, :-1]
-    if tied.any():  # move every tie group's counts to its ends: > t counts from the group's last position
-        cols = np.arange(m, dtype=np.int32)[None, :]
-        last = np.ones(s_sorted.shape, dtype=bool)
-        last[:, :-1] = ~tied
-        last_pos = np.minimum.accumulate(np.where(last, cols, m - 1)[:, ::-1], axis=1)[:, ::-1]
-        first = np.ones(s_sorted.shape, dtype=bool)
-        first[:, 1:] = ~tied
-        first_pos = np.maximum.accumulate(np.where(first, cols, 0), axis=1)
-        at_or_above = above + np.take_along_axis(out_t, order, axis=1)
-        ge_sorted = np.take_along_axis(at_or_above, first_pos, axis=1)  # OUT scores ≥ t
-        above = np.take_along_axis(above, last_pos, axis=1)
-        equal_sorted = ge_sorted - above
-    else:
-        equal_sorted = np.take_along_axis(out_t, order, axis=1).astype(np.int32)  # the target itself, if OUT
-    gt = np.empty_like(above)
-    eq = np.empty_like(above)
-    np.put_along_axis(gt, order, above, axis=1)
-    np.put_along_axis(eq, order, equal_sorted, axis=1)
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1):
+        raise DPAuditError(f"cap must be a positive integer (or None), got {cap!r}")
     n_out = (~k).sum(axis=0)
-    out = ~k
-    return ConformalRanks(
-        greater=np.ascontiguousarray(gt.T),
-        equal=np.ascontiguousarray(eq.T) - out,  # an OUT target is among its own tied OUT scores
-        n_ref=np.where(k, n_out, n_out - 1).astype(np.int32),
-        keep=k,
-    )
+    top = int(n_out.max()) if cap is None else min(int(cap), int(n_out.max()))
+    greater = np.empty(s.shape, dtype=np.int32)
+    equal = np.empty(s.shape, dtype=np.int32)
+    n_ref = np.empty(s.shape, dtype=np.int32)
+    for cols in column_blocks(s.shape[1], s.shape[0]):
+        block = block_ranks(s[:, cols], k[:, cols], n_out[cols], top)
+        greater[:, cols], equal[:, cols], n_ref[:, cols] = block.greater, block.equal, block.n_ref
+    return ConformalRanks(greater=greater, equal=equal, n_ref=n_ref, keep=k)
+
+
+def rank_cap(alphas: Sequence[float], n_out_max: int) -> int:
+    """The ``cap`` of :func:`conformal_ranks` that :func:`hit_probability` needs at every α in ``alphas``.
+
+    A target with ``G`` reference scores above it is called a member with positive probability only
+    if ``G < α(n_ref + 1)(1 + ε)`` (the budget of :func:`hit_probability`), and ``n_ref + 1 ≤ n_out + 1``;
+    so ``⌊max_α α(n_out + 1)(1 + ε)⌋ + 1`` ranks suffice.
+
+    Examples
+    --------
+    >>> rank_cap([0.01, 0.001], 128), rank_cap([0.1], 1000)
+    (2, 101)
+    """
+    return int(math.floor(max(alphas) * (n_out_max + 1) * (1 + _RANK_EPS))) + 1
+
+
+#: A rank cap up to this many is served by peeling each record's largest OUT scores level by level.
+_PEEL_MAX = 8
+#: Stands for an IN score among the OUT scores: below every score a ScoreSet accepts (|score| ≤ 1e150).
+_BELOW = -1e300
+
+
+def block_ranks(s: np.ndarray, keep: np.ndarray, n_out: np.ndarray, top: int) -> ConformalRanks:
+    """:func:`conformal_ranks` of one block of records, capped at ``top`` (unvalidated inputs, (M, w)).
+
+    The OUT scores of each record are ``s`` with every IN score replaced by −1e300, below any score
+    (subtracting ``keep·1e300`` leaves an OUT score exactly as it is). For ``top ≤ 8`` the largest
+    distinct values are peeled off one level at a time (column maximum, its multiplicity, then those
+    entries pushed down), until every record has ``top`` scores, and each target counts the levels
+    above it (``G``) and at or above it (``G + E``); all ties of a level are counted, so both counts
+    are exact while ``G < top``. For a larger cap each record's ``top`` largest are selected
+    (``np.partition`` along contiguous rows of the transposed block) and sorted, and the counts come
+    from a binary search; OUT scores tied with the ``top``-th may lie outside the selection, so
+    ``≥`` is counted on the whole column for a target equal to it.
+    """
+    out = ~keep
+    vals = np.multiply(keep, _BELOW)
+    vals += s
+    if top <= _PEEL_MAX:
+        greater = np.zeros(s.shape, dtype=np.int32)
+        at_least = np.zeros(s.shape, dtype=np.int32)
+        taken = np.zeros(s.shape[1], dtype=np.int64)
+        while True:
+            level = vals.max(axis=0)
+            live = (taken < top) & (level > _BELOW)
+            if not live.any():
+                break
+            hit = vals == level
+            count = np.count_nonzero(hit, axis=0) * live  # levels beyond a record's cap count nothing
+            taken += count
+            greater += (level > s) * count.astype(np.int32)
+            at_least += (level >= s) * count.astype(np.int32)
+            vals -= hit * 1e300  # the level's entries drop below every score
+        np.minimum(greater, top, out=greater)
+    else:
+        rows = np.ascontiguousarray(vals.T)  # records × models: the selection runs along contiguous rows
+        rows.partition(rows.shape[1] - top, axis=1)
+        high = np.sort(rows[:, rows.shape[1] - top:], axis=1)[:, ::-1].T.copy()  # (top, w), descending
+        greater = _count_above(high, s, strict=True)
+        at_least = _count_above(high, s, strict=False)
+        tied = s == high[-1]
+        if tied.any():  # OUT scores equal to the top-th may lie beyond the selection: count them all
+            at_least = np.where(tied, greater + np.count_nonzero(tied & out, axis=0), at_least)
+    equal = at_least - greater - out
+    equal *= greater < top  # unknown (and irrelevant) where G ≥ cap
+    return ConformalRanks(greater=greater.astype(np.int32), equal=equal.astype(np.int32),
+                          n_ref=(n_out - out).astype(np.int32), keep=keep)
+
+
+def _count_above(high: np.ndarray, s: np.ndarray, *, strict: bool) -> np.ndarray:
+    """How many of each record's descending ``high[:, x]`` are > (strict) or ≥ each ``s[:, x]``.
+
+    Binary lifting: ``count`` stays the largest c with ``high[c − 1]`` above ``s`` (⌈log₂(top + 1)⌉ steps).
+    """
+    top, width = high.shape
+    above = np.greater if strict else np.greater_equal
+    count = np.zeros(s.shape, dtype=np.intp)
+    flat, cols = high.ravel(), np.arange(width)
+    step = 1 << (top.bit_length() - 1)
+    while step:
+        cand = count + step
+        pos = np.minimum(cand, top) - 1
+        pos *= width
+        pos += cols
+        count += step * ((cand <= top) & above(flat[pos], s))
+        step >>= 1
+    return count
 
 
 def hit_probability(ranks: ConformalRanks, alpha: float) -> np.ndarray:
@@ -234,7 +319,8 @@ def empirical_per_record(
     alpha : float
         Target FPR in (0, 1).
     ranks : ConformalRanks, optional
-        Precomputed :func:`conformal_ranks` of the same matrices (shared across α).
+        Precomputed :func:`conformal_ranks` of the same matrices (shared across α; capped at
+        :func:`rank_cap` of α or more). Without it, the ranks are computed capped at that.
 
     Returns
     -------
@@ -255,7 +341,11 @@ def empirical_per_record(
     """
     alpha = unit_interval("alpha", alpha)
     if ranks is None:
-        ranks = conformal_ranks(score, keep)
+        s, k = check_score_keep(score, keep)
+        n_out = (~k).sum(axis=0)
+        if not_estimable_reason(n_out, alpha):
+            return PerRecordRates(None, None, False, not_estimable_reason(n_out, alpha))
+        ranks = conformal_ranks(s, k, cap=rank_cap([alpha], int(n_out.max())))
     reason = not_estimable_reason(ranks.n_out, alpha)
     if reason:
         return PerRecordRates(None, None, False, reason)
@@ -264,14 +354,6 @@ def empirical_per_record(
     tpr = np.where(k, hits, 0.0).sum(axis=0) / k.sum(axis=0)
     fpr = np.where(k, 0.0, hits).sum(axis=0) / (~k).sum(axis=0)
     return PerRecordRates(tpr, fpr, True)
-
-
-def _record_fit(score: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Count, mean and sample sd (ddof = 1) of each record's scores in ``group``; shapes (N+,)."""
-    n = group.sum(axis=0)
-    mean = np.where(group, score, 0.0).sum(axis=0) / n
-    ss = np.where(group, (score - mean) ** 2, 0.0).sum(axis=0)
-    return n, mean, np.sqrt(ss / (n - 1))
 
 
 def normal_tail_umvue(threshold_value: np.ndarray, n: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
@@ -299,7 +381,8 @@ def normal_tail_umvue(threshold_value: np.ndarray, n: np.ndarray, mean: np.ndarr
     return np.where(sd > 0, tail, (mean > threshold_value).astype(np.float64))
 
 
-def parametric_per_record(score: object, keep: object, alpha: float, *, fpc: float | None = None) -> PerRecordRates:
+def parametric_per_record(score: object, keep: object, alpha: float, *, fpc: float | None = None,
+                          moments: RecordMoments | None = None) -> PerRecordRates:
     """Parametric mean-per-record estimator: the unbiased TPR of each record's Student-t test.
 
     Parameters
@@ -308,6 +391,10 @@ def parametric_per_record(score: object, keep: object, alpha: float, *, fpc: flo
     alpha : float
     fpc : float in (0, 1], optional
         Finite-population correction: both fitted sds are divided by √fpc.
+    moments : RecordMoments, optional
+        Precomputed :func:`dpaudit.mia.fits.record_moments` of the same (validated) matrices: the
+        per-record counts, means and sums of squares both fits read (then ``score``, ``keep`` are
+        not read again).
 
     Returns
     -------
@@ -323,9 +410,11 @@ def parametric_per_record(score: object, keep: object, alpha: float, *, fpc: flo
     0.01
     """
     alpha = unit_interval("alpha", alpha)
-    s, k = check_score_keep(score, keep)
+    if moments is None:
+        moments = record_moments(*check_score_keep(score, keep))
     scale = 1.0 if fpc is None else 1.0 / math.sqrt(check_fpc(fpc))
-    n_in, mu_in, sd_in = _record_fit(s, k)
-    n_out, mu_out, sd_out = _record_fit(s, ~k)
+    # each record's fits of all its IN and all its OUT scores (sample sd, ddof = 1)
+    n_in, mu_in, sd_in = moments.n_in, moments.mean_in, np.sqrt(moments.ss_in / (moments.n_in - 1))
+    n_out, mu_out, sd_out = moments.n_out, moments.mean_out, np.sqrt(moments.ss_out / (moments.n_out - 1))
     cut = mu_out + sd_out * scale * threshold(alpha, kind="t", n_out=n_out)
     return PerRecordRates(normal_tail_umvue(cut, n_in, mu_in, sd_in * scale), None, True)

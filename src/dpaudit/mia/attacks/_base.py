@@ -8,6 +8,9 @@ An attack is a frozen dataclass of its own options with two methods:
   which is valid only because it does not depend on the labels it is tested against;
 * :meth:`Attack.statistic` — the attack's own per-target decision statistic (larger = member), which
   the naive rule pools into one ROC. It may use leave-one-out reference fits of the other models.
+  An attack whose statistic is a function of each target's signal and fits alone (LiRA) also
+  overrides :meth:`Attack.block_statistic`, which lets the evaluation compute it block by block of
+  records from the fits of that block, never holding the fits of the whole matrix.
 
 ``location``/``variance`` configure the leave-one-out Gaussian fits of the signal
 (:func:`dpaudit.mia.fits.loo_fits`) that PP and the parametric rule use and that LiRA's
@@ -60,6 +63,16 @@ class Attack:
     def statistic(self, scores: ScoreSet, fits: LooFits) -> np.ndarray:
         """(M, N+) the attack's decision statistic of every target (higher = more likely member)."""
         raise NotImplementedError
+
+    def block_statistic(self, signal: np.ndarray, fits: LooFits, z_out: np.ndarray | None = None) -> np.ndarray | None:
+        """The statistic of a block of records from their signal and leave-one-out fits alone, or None.
+
+        None (the default) when the statistic needs the whole ScoreSet (RMIA's population); then the
+        evaluation calls :meth:`statistic` once. An override must agree with :meth:`statistic` on
+        every block. ``z_out``, when given, is the block's OUT-standardised signal
+        ``(t − μ_out)/max(σ_out, SD_FLOOR)``, which an override may reuse instead of recomputing it.
+        """
+        return None
 
     def options(self) -> dict[str, Any]:
         """The options as a plain dict (recorded in the report)."""

@@ -21,19 +21,57 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from dpaudit.mia.attacks._base import Attack
 from dpaudit.mia.fits import LooFits, floored_sd, target_score
 from dpaudit.mia.scores import ScoreSet
 
-__all__ = ["LiRA", "lira_online", "lira_offline_one_sided", "lira_offline_two_sided"]
+__all__ = ["LiRA", "lira_online", "lira_offline_one_sided", "lira_offline_two_sided", "norm_logpdf"]
+
+#: ``log √(2π)``, the same float as scipy's ``_norm_pdf_logC``.
+_LOG_SQRT_2PI = float(np.log(np.sqrt(2 * np.pi)))
 
 
-def lira_online(score: Any, fits: LooFits) -> np.ndarray:
+def norm_logpdf(t: Any, mu: Any, sd: Any) -> np.ndarray:
+    """Gaussian log-density ``log N(t; μ, σ) = −((t − μ)/σ)²/2 − log √(2π) − log σ``, elementwise.
+
+    The same operations in the same order as ``scipy.stats.norm.logpdf(t, mu, sd)`` (its
+    ``_norm_logpdf(z) − log(scale)`` with ``z = (t − loc)/scale``), so the same floats for σ > 0, without
+    scipy's argument checks and extraction of valid entries: about 5× faster on a score matrix, in
+    one output array (``sd`` must be positive; callers floor it at :data:`~dpaudit.mia.fits.SD_FLOOR`).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> t, mu, sd = np.array([0.3, -2.0]), np.array([1.0, 0.2]), np.array([0.5, 0.1])
+    >>> bool(np.array_equal(norm_logpdf(t, mu, sd), stats.norm.logpdf(t, mu, sd)))
+    True
+    """
+    z = np.subtract(t, mu, dtype=np.float64)
+    z /= sd
+    return _logpdf_of_z(z, sd, out=z)
+
+
+def _logpdf_of_z(z: np.ndarray, sd: Any, *, out: np.ndarray | None = None) -> np.ndarray:
+    """``−z²/2 − log √(2π) − log σ``: :func:`norm_logpdf` from the standardised ``z = (t − μ)/σ``
+    (the same operations after ``z``), into ``out`` (a new array when None)."""
+    res = np.square(z, out=out)
+    np.negative(res, out=res)
+    res /= 2.0
+    res -= _LOG_SQRT_2PI
+    res -= np.log(sd)
+    return res
+
+
+def lira_online(score: Any, fits: LooFits, *, z_out: np.ndarray | None = None) -> np.ndarray:
     """Online LiRA: ``log N(t; μ_in, σ_in) − log N(t; μ_out, σ_out)`` for every target (spec §2).
 
     The log likelihood ratio of IN against OUT (LiRA paper, Algorithm 1); σ floored at :data:`SD_FLOOR`.
+    Closed form (:func:`norm_logpdf`), the same floats as scipy's ``norm.logpdf`` difference. A caller
+    that holds ``z_out = (t − μ_out)/max(σ_out, SD_FLOOR)`` (the positive-sign PP transform,
+    :func:`dpaudit.mia.calibrate.pp_transform`) passes it, and the OUT density is computed from it:
+    the same floats, one subtraction and division fewer per target.
 
     Parameters
     ----------
@@ -53,7 +91,10 @@ def lira_online(score: Any, fits: LooFits) -> np.ndarray:
     0.0
     """
     t = target_score(score, fits)
-    return stats.norm.logpdf(t, fits.mu_in, floored_sd(fits.sd_in)) - stats.norm.logpdf(t, fits.mu_out, floored_sd(fits.sd_out))
+    out = norm_logpdf(t, fits.mu_in, floored_sd(fits.sd_in))
+    sd_out = floored_sd(fits.sd_out)
+    out -= norm_logpdf(t, fits.mu_out, sd_out) if z_out is None else _logpdf_of_z(z_out, sd_out)
+    return out
 
 
 def lira_offline_one_sided(score: Any, fits: LooFits) -> np.ndarray:
@@ -69,7 +110,7 @@ def lira_offline_one_sided(score: Any, fits: LooFits) -> np.ndarray:
     0.5
     """
     t = target_score(score, fits)
-    return stats.norm.cdf((t - fits.mu_out) / floored_sd(fits.sd_out))
+    return special.ndtr((t - fits.mu_out) / floored_sd(fits.sd_out))  # scipy.stats.norm.cdf's own kernel
 
 
 def lira_offline_two_sided(score: Any, fits: LooFits) -> np.ndarray:
@@ -84,7 +125,7 @@ def lira_offline_two_sided(score: Any, fits: LooFits) -> np.ndarray:
     0.918939
     """
     t = target_score(score, fits)
-    return -stats.norm.logpdf(t, fits.mu_out, floored_sd(fits.sd_out))
+    return np.negative(norm_logpdf(t, fits.mu_out, floored_sd(fits.sd_out)))
 
 
 @dataclass(frozen=True)
@@ -113,3 +154,6 @@ class LiRA(Attack):
 
     def statistic(self, scores: ScoreSet, fits: LooFits) -> np.ndarray:
         return lira_online(scores.score, fits)
+
+    def block_statistic(self, signal: np.ndarray, fits: LooFits, z_out: np.ndarray | None = None) -> np.ndarray:
+        return lira_online(signal, fits, z_out=z_out)  # the signal is the raw score

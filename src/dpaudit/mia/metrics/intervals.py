@@ -16,17 +16,22 @@ efficient-LiRA targets share models and records, which only the bootstrap sees.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import sparse, stats
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._validation import whole_number
+from dpaudit.mia.fits import column_blocks
 from dpaudit.mia.metrics._inputs import as_bool, as_scores, check_counts, check_level, check_same_shape, scalar_or_array
+from dpaudit.mia.metrics.roc import PooledScores
 
-__all__ = ["clopper_pearson", "Bootstrap", "BootstrapCI", "bootstrap_ci", "percentile_interval"]
+__all__ = ["clopper_pearson", "Bootstrap", "ReplicateBlock", "TargetSets", "TargetEntries", "RechosenThreshold",
+           "BootstrapCI",
+           "bootstrap_ci", "percentile_interval"]
 
 _AXES = ("models", "records")
 
@@ -94,12 +99,117 @@ def _axes(over: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(ax for ax in _AXES if ax in axes)
 
 
+#: Bytes of record weights per replicate block: the bootstrap holds one block of replicates at a time.
+_BLOCK_BYTES = 1 << 24
+#: Record weights of all replicates are kept after the first draw when they take at most this many bytes
+#: (the default evaluation: 200 replicates × 50,000 records = 10 MB); else each pass draws them again.
+_CACHE_BYTES = 1 << 27
+#: Replicates per chunk of the re-chosen threshold's cumulative sums (bounds a (chunk × L) array).
+_RECHOSEN_ROWS = 16
+#: Most bits of one packed field of :meth:`Bootstrap.column_totals`: a field sums record weights only
+#: until that sum could reach 2^13 (then it is unpacked), so four sets share one float64 at any N+.
+_FIELD_BITS = 13
+#: Targets per matrix product of :meth:`Bootstrap.column_totals` (8 MB of looked-up fields): large
+#: products keep BLAS's threads busy (measured on 2 loaded cores: 0.57 s against 0.98 s with 2 MB).
+_PRODUCT_ELEMENTS = 1 << 20
+
+
+@dataclass(frozen=True, eq=False)
+class ReplicateBlock:
+    """Replicates ``start:stop`` of a :class:`Bootstrap`.
+
+    Attributes
+    ----------
+    start, stop : int
+    w_models : ndarray of float, shape (stop − start, M)
+    w_records : ndarray of small unsigned int, shape (stop − start, N+)
+        The multinomial counts (one byte each when they fit), converted to float where they are used.
+    """
+
+    start: int
+    stop: int
+    w_models: np.ndarray
+    w_records: np.ndarray
+
+
+class TargetSets:
+    """Several sets of targets of an (M, N+) design, bit-packed for :meth:`Bootstrap.column_totals`.
+
+    Set ``i`` is bit ``i mod g`` of the uint8 array ``codes[i // g]``, ``g`` = :attr:`Bootstrap.group`
+    (how many counts share one float64 in the bootstrap's matrix product).
+
+    Examples
+    --------
+    >>> sets = TargetSets((2, 3), 2, group=3)
+    >>> sets.add(1, slice(0, 3), np.array([[True, False, True], [False, False, True]]))
+    >>> sets.codes[0].tolist()
+    [[2, 0, 2], [0, 0, 2]]
+    """
+
+    def __init__(self, shape: tuple[int, int], n_sets: int, *, group: int) -> None:
+        self.shape, self.n_sets, self.group = shape, int(n_sets), int(group)
+        self.codes = [np.zeros(shape, dtype=np.uint8) for _ in range(-(-self.n_sets // self.group))]
+
+    def add(self, i: int, cols: slice, members: np.ndarray) -> None:
+        """Put the targets ``members`` (bool, shape (M, width of cols)) of records ``cols`` in set ``i``."""
+        code = self.codes[i // self.group][:, cols]
+        code |= np.left_shift(members.view(np.uint8), i % self.group)
+
+
+class TargetEntries:
+    """Listed targets of an (M, N+) design with ``k`` values each, for :meth:`Bootstrap.entry_totals`.
+
+    Held as one sparse (k·M × N+) matrix in compressed columns: row ``j·M + m`` of column ``x`` is
+    ``values[e, j]`` of the target ``e`` at (m, x) (zeros dropped), so a block of records is a slice of
+    columns.
+
+    Parameters
+    ----------
+    shape : (M, N+)
+    positions : ndarray of int, shape (E,)
+        Flat positions ``m·N+ + x`` (each target at most once).
+    values : ndarray of float, shape (E, k)
+
+    Examples
+    --------
+    >>> e = TargetEntries((2, 3), np.array([1, 5]), np.array([[1.0, 0.5], [0.0, 2.0]]))
+    >>> e.matrix.toarray().tolist()
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 2.0]]
+    """
+
+    def __init__(self, shape: tuple[int, int], positions: np.ndarray, values: np.ndarray) -> None:
+        m, n = int(shape[0]), int(shape[1])
+        self.shape, self.k = (m, n), int(values.shape[1])
+        rows, cols = np.divmod(np.asarray(positions, dtype=np.int64), n)
+        nz_entry, nz_col = np.nonzero(values)
+        self.matrix = sparse.csc_matrix((values[nz_entry, nz_col], (nz_col * m + rows[nz_entry], cols[nz_entry])),
+                                        shape=(self.k * m, n))
+
+
 class Bootstrap:
     """The two-axis bootstrap of an (M models × N+ records) design, as multinomial weights.
 
     Replicate b weights model m by ``w_models[b, m]`` and record x by ``w_records[b, x]`` (how often
     each was drawn; all ones on an axis that is not resampled), so a target (m, x) counts
     ``w_models[b, m]·w_records[b, x]`` times. Drawn once, in that order, from ``seed``.
+
+    The record weights are produced in blocks of replicates (:meth:`blocks`, about 16 MB of one-byte
+    counts each), so no (n_boot × N+) float array is ever formed: a block is drawn, used by every
+    statistic, and dropped (kept only when all blocks fit in 128 MB; otherwise a second pass draws
+    them again from the saved generator state, the same numbers). When they fit and ``seed`` is not a
+    Generator, they are drawn in a background thread from construction on (numpy's multinomial draw
+    releases the GIL, and it is a fifth of a 200-replicate evaluation), so the draw overlaps the
+    caller's own work until :meth:`blocks` first needs them. Every total is computed per block:
+
+    * :meth:`column_totals` — weighted counts of many target sets (:class:`TargetSets`) and weighted
+      sums of per-record values, in one pass over the records;
+    * :meth:`entry_totals` — weighted sums over a list of targets with values (sparse rules);
+    * :meth:`tpr_at_fpr` — TPR with the threshold re-chosen in every replicate.
+
+    A weighted count ``Σ_{m,x} w_m w_x [target in set]`` is an integer below ``M·N+``, so it is exact in
+    float64 whatever the order of summation: the counts are the same numbers as any other exact way
+    of computing them. Sums of non-integer values (per-record means, call probabilities) are rounded
+    in another order than a single (n_boot × M)·(M × N+) product would round them (relative 1e-16).
 
     Parameters
     ----------
@@ -108,6 +218,7 @@ class Bootstrap:
     n_boot : int
         Replicates.
     seed : int, numpy Generator or None
+        A Generator is advanced past both draws, as when they were drawn at once.
     over : "models", "records" or both
 
     Examples
@@ -120,18 +231,205 @@ class Bootstrap:
     def __init__(self, shape: tuple[int, int], n_boot: int, *, seed: int | np.random.Generator | None = 0,
                  over: str | Sequence[str] = _AXES) -> None:
         axes = _axes(over)
+        given = isinstance(seed, np.random.Generator)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         m, n = shape
         self.shape = (int(m), int(n))
         self.n_boot = int(n_boot)
         self.w_models = (rng.multinomial(m, np.full(m, 1.0 / m), size=n_boot).astype(np.float64)
                          if "models" in axes else np.ones((n_boot, m)))
-        self.w_records = (rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(np.float64)
-                          if "records" in axes else np.ones((n_boot, n)))
+        self._records = "records" in axes
+        self._bit_generator = type(rng.bit_generator)
+        self._state = rng.bit_generator.state
+        self._block = max(1, min(self.n_boot, _BLOCK_BYTES // max(self.shape[1], 1)))
+        self._cache: list[ReplicateBlock] | None = None
+        self._drawing: threading.Thread | None = None
+        self._drawn: list[list[ReplicateBlock] | BaseException] = []
+        #: Bits per packed field (a weighted count of records, at most N+, summed 2^13 − 1 at a time:
+        #: :meth:`column_totals`) and fields per float64 (53-bit integers).
+        self.bits = max(1, min(self.shape[1].bit_length(), _FIELD_BITS))
+        self.group = max(1, min(8, 53 // self.bits))
+        if given:  # advance the caller's generator past the record weights (and keep them if small)
+            self._cache = self._draw(rng)
+        elif self.n_boot and self._records and self.n_boot * self.shape[1] <= _CACHE_BYTES:
+            # draw the record weights in the background while the caller prepares what they weigh
+            # (the multinomial draw releases the GIL); the first :meth:`blocks` waits for them
+            self._drawing = threading.Thread(target=self._draw_in_background, daemon=True)
+            self._drawing.start()
+
+    def _draw_in_background(self) -> None:
+        try:
+            rng = np.random.Generator(self._bit_generator())
+            rng.bit_generator.state = self._state
+            self._drawn.append(list(self._blocks_from(rng)))
+        except BaseException as exc:  # handed to the thread that asks for the blocks
+            self._drawn.append(exc)
+
+    # ------------------------------------------------------------------ the replicates, block by block
+
+    def _draw(self, rng: np.random.Generator) -> list[ReplicateBlock] | None:
+        """Draw every block from ``rng``; the list when it fits the cache, else None (drawn, not kept)."""
+        keep = self.n_boot * self.shape[1] <= _CACHE_BYTES
+        blocks = [block for block in self._blocks_from(rng) if keep]
+        return blocks if keep else None
+
+    def _blocks_from(self, rng: np.random.Generator) -> Iterator[ReplicateBlock]:
+        n = self.shape[1]
+        p = np.full(n, 1.0 / n)
+        for start in range(0, self.n_boot, self._block):
+            stop = min(start + self._block, self.n_boot)
+            if not self._records:
+                w = np.ones((stop - start, n), dtype=np.uint8)
+            else:
+                w = np.empty((stop - start, n), dtype=np.uint8)
+                for lo in range(0, stop - start, _RECHOSEN_ROWS):  # int64 draws, a few rows at a time
+                    counts = rng.multinomial(n, p, size=min(_RECHOSEN_ROWS, stop - start - lo))
+                    if counts.max() > np.iinfo(w.dtype).max:
+                        w = w.astype(np.int64)
+                    w[lo:lo + counts.shape[0]] = counts
+            yield ReplicateBlock(start, stop, self.w_models[start:stop], w)
+
+    def blocks(self) -> Iterator[ReplicateBlock]:
+        """The replicates in blocks, in order (the same weights on every call)."""
+        if self._drawing is not None:
+            self._drawing.join()
+            self._drawing = None
+            drawn = self._drawn.pop()
+            if isinstance(drawn, BaseException):
+                raise drawn
+            self._cache = drawn
+        if self._cache is not None:
+            yield from self._cache
+            return
+        rng = np.random.Generator(self._bit_generator())
+        rng.bit_generator.state = self._state
+        if self.n_boot * self.shape[1] <= _CACHE_BYTES:
+            self._cache = list(self._blocks_from(rng))
+            yield from self._cache
+        else:
+            yield from self._blocks_from(rng)
+
+    @property
+    def w_records(self) -> np.ndarray:
+        """(n_boot, N+) float record weights of every replicate, formed on request (8·n_boot·N+ bytes)."""
+        return np.concatenate([block.w_records.astype(np.float64) for block in self.blocks()])
+
+    # ------------------------------------------------------------------ totals of one block
+
+    def column_totals(self, block: ReplicateBlock, sets: TargetSets | None = None,
+                      records: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted counts of target sets and weighted sums of per-record values, for one block.
+
+        Returns ``counts`` (b, n_sets) with ``counts[b, i] = Σ_{m,x} w_m w_x [(m, x) in set i]`` and
+        ``sums`` (b, k) with ``sums[b, j] = Σ_x w_x records[x, j]`` (``records`` of shape (N+, k)).
+
+        Notes
+        -----
+        One pass over the records in blocks. The ``g`` sets of one code array are counted by one
+        matrix product: each target carries ``Σ_i [in set i]·2^(bits·i)`` (a lookup of its code), and
+        the product with the record weights sums ``Σ_x w_x·[in set i]`` in field i of a float64. A
+        field stays an exact integer below ``2^bits`` (so ``g·bits ≤ 53`` fields fit one float64) as
+        long as the record weights summed into it stay below ``2^bits``: the running total of every
+        replicate's weights is tracked, and before it would reach ``2^bits`` the fields are split into
+        int64 per-set totals and restarted (a block of records whose weights alone would reach it is
+        halved; a single record weighted ``≥ 2^bits``, possible only when N+ ≥ 2^13, is counted on its
+        own). The per-set totals are then weighted by the models: ``counts = Σ_m w_m·total_i[m]``,
+        exact as well (every partial sum is an integer below M·N+ < 2^53).
+        """
+        m, n = self.shape
+        b = block.stop - block.start
+        codes = [] if sets is None else sets.codes
+        n_sets = 0 if sets is None else sets.n_sets
+        g, bits = self.group, self.bits
+        limit, mask = (1 << bits) - 1, (1 << bits) - 1
+        fields = 2.0 ** (bits * np.arange(g))
+        lut = np.array([float(np.dot([(c >> i) & 1 for i in range(g)], fields)) for c in range(1 << g)])
+        packed = [np.zeros((m, b)) for _ in codes]  # fields since the last split
+        exact = [np.zeros((m, b), dtype=np.int64) for _ in range(n_sets)]
+        running = np.zeros(b, dtype=np.int64)  # record weight summed into the fields, per replicate
+
+        def split() -> None:
+            for c, acc in enumerate(packed):
+                whole = acc.astype(np.int64)
+                for f in range(min(g, n_sets - c * g)):
+                    exact[c * g + f] += (whole >> (bits * f)) & mask
+                acc[:] = 0.0
+            running[:] = 0
+
+        sums = np.zeros((b, 0 if records is None else records.shape[1]))
+        for cols in column_blocks(n, m, elements=_PRODUCT_ELEMENTS):
+            w = block.w_records[:, cols]
+            if records is not None:
+                sums += w.astype(np.float64) @ records[cols]
+            for piece, load in self._pieces(block.w_records, cols, limit) if codes else ():
+                if load is None:  # one record weighted ≥ 2^bits in some replicate: its sets one by one
+                    x = piece.start
+                    wx = block.w_records[:, x].astype(np.int64)
+                    for i in range(n_sets):
+                        exact[i] += np.outer((codes[i // g][:, x] >> (i % g)) & 1, wx)
+                    continue
+                if int((running + load).max()) > limit:
+                    split()
+                running += load
+                wt = np.ascontiguousarray(block.w_records[:, piece].T, dtype=np.float64)  # (width, b)
+                for acc, code in zip(packed, codes):
+                    acc += lut.take(code[:, piece]) @ wt
+        split()
+        counts = np.empty((b, n_sets))
+        for i in range(n_sets):
+            counts[:, i] = np.einsum("bm,mb->b", block.w_models, exact[i].astype(np.float64))
+        return counts, sums
+
+    @staticmethod
+    def _pieces(w_records: np.ndarray, cols: slice, limit: int) -> Iterator[tuple[slice, np.ndarray | None]]:
+        """``cols`` cut into slices whose record weights sum to ≤ ``limit`` in every replicate, with those
+        sums; a single record above ``limit`` comes alone with None."""
+        load = w_records[:, cols].sum(axis=1, dtype=np.int64)
+        if int(load.max(initial=0)) <= limit:
+            yield cols, load
+        elif cols.stop - cols.start == 1:
+            yield cols, None
+        else:
+            mid = (cols.start + cols.stop) // 2
+            yield from Bootstrap._pieces(w_records, slice(cols.start, mid), limit)
+            yield from Bootstrap._pieces(w_records, slice(mid, cols.stop), limit)
+
+    def entry_totals(self, block: ReplicateBlock, entries: TargetEntries) -> np.ndarray:
+        """(b, k) ``Σ_e w_m(e) w_x(e) values[e]`` over listed targets (:class:`TargetEntries`).
+
+        ``R = V·W_xᵀ`` (the sparse (k·M × N+) values times the record weights, a block of records at a
+        time: one multiply-add per listed value and replicate), then ``Σ_m w_m R[j·M + m]``. With 0/1
+        values every partial sum is an integer (exact); other values are summed in another order than
+        per-target products would be (≤ 1e-12 relative).
+        """
+        m, n = self.shape
+        b = block.stop - block.start
+        acc = np.zeros((entries.k * m, b))
+        matrix = entries.matrix
+        for cols in column_blocks(n, m, elements=_PRODUCT_ELEMENTS):
+            part = matrix[:, cols]
+            if part.nnz:
+                acc += part @ np.ascontiguousarray(block.w_records[:, cols].T, dtype=np.float64)
+        return np.einsum("bm,jmb->bj", block.w_models, acc.reshape(entries.k, m, b))
+
+    def totals_of_blocks(self, per_block: Callable[[ReplicateBlock], np.ndarray]) -> np.ndarray:
+        """Stack ``per_block(block)`` (each (b, …)) over all blocks: (n_boot, …)."""
+        return np.concatenate([per_block(block) for block in self.blocks()])
+
+    # ------------------------------------------------------------------ views
 
     def weighted_sum(self, values: np.ndarray) -> np.ndarray:
-        """(n_boot,) Σ_{m,x} w_m w_x · values[m, x]: one BLAS product (B × M)·(M × N+), then a row dot."""
-        return ((self.w_models @ np.asarray(values, dtype=np.float64)) * self.w_records).sum(axis=1)
+        """(n_boot,) Σ_{m,x} w_m w_x · values[m, x], one block of records and replicates at a time."""
+        values = np.asarray(values, dtype=np.float64)
+        m, n = self.shape
+
+        def per_block(block: ReplicateBlock) -> np.ndarray:
+            acc = np.zeros((m, block.stop - block.start))
+            for cols in column_blocks(n, m):
+                acc += values[:, cols] @ block.w_records[:, cols].T.astype(np.float64)
+            return np.einsum("bm,mb->b", block.w_models, acc)
+
+        return self.totals_of_blocks(per_block)
 
     def rate(self, hits: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(n_boot,) weighted share of ``hits`` (bool, or call probabilities in [0, 1]) among the targets
@@ -140,46 +438,151 @@ class Bootstrap:
 
     def record_mean(self, values: np.ndarray) -> np.ndarray:
         """(n_boot,) weighted mean of per-record values (shape (N+,))."""
-        return (self.w_records @ np.asarray(values, dtype=np.float64)) / self.w_records.sum(axis=1)
+        column = np.asarray(values, dtype=np.float64).reshape(-1, 1)
+        return self.totals_of_blocks(lambda block: self.column_totals(block, records=column)[1][:, 0]
+                                     / block.w_records.sum(axis=1))
 
     def tpr_at_fpr(self, stat: np.ndarray, keep: np.ndarray, alphas: Sequence[float]) -> np.ndarray:
         """(n_boot, len(alphas)) TPR with the threshold re-chosen at weighted FPR ≤ α in every replicate.
 
-        One global sort of ``stat``. Only the top of the order can matter at low FPR: each replicate
-        scans a prefix that holds 4α + 1% of the negatives (totals from one matrix product) and falls
-        back to the full order in the rare replicate whose cut lies beyond it. Ties are cut together.
+        Ties are cut together; replicate b takes the largest weighted FPR ≤ α + 1e-12 (see
+        :class:`RechosenThreshold`, which evaluates it from one sort of the non-members' values).
         """
-        n = self.shape[1]
-        flat = np.asarray(stat).ravel()
-        order = np.argsort(-flat, kind="stable")
-        sorted_stat = flat[order]
-        group_end = np.append(sorted_stat[1:] != sorted_stat[:-1], True)  # cut only between ties
-        pos_sorted = np.asarray(keep).ravel()[order]
-        rows, cols = order // n, order % n
-        tot_pos = self.weighted_sum(keep)
-        tot_neg = self.w_models.sum(axis=1) * self.w_records.sum(axis=1) - tot_pos
-        neg_rank = np.cumsum(~pos_sorted) / max((~pos_sorted).sum(), 1)
-        prefix = int(np.searchsorted(neg_rank, min(1.0, 4 * max(alphas) + 0.01), side="right")) + 1
-        out = np.empty((self.n_boot, len(alphas)))
-        for b, (wm, wx) in enumerate(zip(self.w_models, self.w_records)):
-            for length in (prefix, len(order)):
-                sl = slice(0, min(length, len(order)))
-                w = wm[rows[sl]] * wx[cols[sl]]
-                fpr = np.cumsum(np.where(pos_sorted[sl], 0.0, w)) / max(tot_neg[b], 1e-300)
-                tpr = np.cumsum(np.where(pos_sorted[sl], w, 0.0)) / max(tot_pos[b], 1e-300)
-                if fpr[-1] > max(alphas) or sl.stop == len(order):
-                    break
-            for j, a in enumerate(alphas):
-                ok = group_end[sl] & (fpr <= a + 1e-12)
-                out[b, j] = tpr[np.flatnonzero(ok)[-1]] if ok.any() else 0.0
-        return out
+        keep = np.asarray(keep, dtype=bool)
+        pooled = PooledScores(np.asarray(stat, dtype=np.float64), keep)
+        anchors = [pooled.cut(a) for a in alphas]
+        sets = TargetSets(self.shape, len(alphas) + 1, group=self.group)
+        score = pooled.scores.reshape(self.shape)
+        for cols in column_blocks(self.shape[1], self.shape[0]):
+            k = keep[:, cols]
+            sets.add(0, cols, k)
+            for j, c in enumerate(anchors):
+                sets.add(j + 1, cols, k & (score[:, cols] > c))
+        rechosen = RechosenThreshold(pooled, alphas, anchors, self.shape)
+
+        def per_block(block: ReplicateBlock) -> np.ndarray:
+            counts, _ = self.column_totals(block, sets)
+            return rechosen.tpr(block, counts[:, 1:], counts[:, 0])[0]
+
+        return self.totals_of_blocks(per_block)
 
     def indices(self, b: int) -> tuple[np.ndarray, ...]:
         """Replicate b as an index into the (M, N+) matrices (rows and columns repeated by their weights)."""
+        for block in self.blocks():
+            if block.start <= b < block.stop:
+                return self._indices(block, b - block.start)
+        raise IndexError(f"replicate {b} of {self.n_boot}")
+
+    def _indices(self, block: ReplicateBlock, r: int) -> tuple[np.ndarray, ...]:
         m, n = self.shape
-        rows = np.repeat(np.arange(m), self.w_models[b].astype(np.int64))
-        cols = np.repeat(np.arange(n), self.w_records[b].astype(np.int64))
+        rows = np.repeat(np.arange(m), block.w_models[r].astype(np.int64))
+        cols = np.repeat(np.arange(n), block.w_records[r].astype(np.int64))
         return np.ix_(rows, cols)
+
+
+class RechosenThreshold:
+    """The naive rule's bootstrap: TPR at the largest weighted FPR ≤ α, threshold re-chosen per replicate.
+
+    In replicate b every target (m, x) counts ``w = w_m w_x`` times. With the distinct non-member
+    scores ``u₁ > u₂ > …`` and ``C_k`` the weighted count of non-members scoring ≥ ``u_k``, the
+    threshold admits the ``K`` largest groups, ``K`` the largest with ``C_K / T ≤ α + 1e-12``
+    (``T`` the replicate's weighted non-members; the slack of the rule it replaces); every target
+    scoring above ``c = u_{K+1}`` is then called a member (ties cross together), so
+
+        TPR_b = Σ_{members, s > c} w / Σ_{members} w        (0 when no member scores above u₁).
+
+    Evaluated from the :class:`~dpaudit.mia.metrics.roc.PooledScores` (one sort of the non-members'
+    values, shared with the point estimate): the cumulative weights run over the ``L`` largest
+    non-members only (L covers the largest α with margin, and doubles for the rare replicate whose
+    cut lies beyond), and the members' count is the weighted count above a fixed *anchor* score ``a``
+    (counted exactly for all replicates by one matrix product, :meth:`Bootstrap.column_totals`) plus
+    the members between ``c`` and ``a``, read from the few members sorted in that band:
+
+        Σ_{s > c} w = Σ_{s > a} w + Σ_{c < s ≤ a} w − Σ_{a < s ≤ c} w.
+
+    Every term is a sum of integer weights, exact in float64, so the TPR is the same number as from a
+    full argsort of every target (the code this replaced, kept in ``tests/test_mia_fast_paths.py``).
+
+    Parameters
+    ----------
+    pooled : PooledScores
+        The statistic (shape M·N+, row-major) and membership.
+    alphas : sequence of float
+    anchors : sequence of float
+        One anchor score per α (any score; the point estimate's cut :meth:`PooledScores.cut` is close
+        to every replicate's, which keeps the band small).
+    shape : (M, N+)
+    """
+
+    def __init__(self, pooled: PooledScores, alphas: Sequence[float], anchors: Sequence[float],
+                 shape: tuple[int, int]) -> None:
+        self.pooled, self.alphas, self.anchors = pooled, [float(a) for a in alphas], [float(c) for c in anchors]
+        self.n_records = shape[1]
+        n = pooled.n_neg
+        # cover the largest α with a margin, and every anchor (its non-members above it are summed)
+        above_anchor = int(max(np.count_nonzero(pooled.negatives > c) for c in self.anchors))
+        self._load(max(int(1.25 * max(self.alphas) * n) + 64, above_anchor + 1))
+
+    def _load(self, count: int) -> None:
+        values, where = self.pooled.top(count)
+        self.values = values
+        self.rows, self.cols = np.divmod(where, self.n_records)
+        last = np.ones(values.size, dtype=bool)
+        last[:-1] = values[1:] != values[:-1]
+        self.ends = np.flatnonzero(last)  # the last position of every group of tied scores
+        self.complete = values.size == self.pooled.n_neg
+        self.above = [int(np.count_nonzero(values > c)) for c in self.anchors]
+
+    def tpr(self, block: ReplicateBlock, tp_anchor: np.ndarray, tot_pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(TPR (b, J) at the re-chosen thresholds, weighted false positives (b, J) above the anchors).
+
+        ``tp_anchor[b, j]`` is the weighted count of members scoring above anchor j, ``tot_pos[b]``
+        the weighted members (both from :meth:`Bootstrap.column_totals`).
+        """
+        b, n_alpha = block.stop - block.start, len(self.alphas)
+        tot_neg = block.w_models.sum(axis=1) * block.w_records.sum(axis=1) - tot_pos
+        denominator = np.maximum(tot_neg, 1e-300)
+        cut = np.empty((b, n_alpha))
+        fp_anchor = np.empty((b, n_alpha))
+        lo = 0
+        while lo < b:
+            rows = slice(lo, min(lo + _RECHOSEN_ROWS, b))
+            weight = block.w_models[rows][:, self.rows]
+            weight *= block.w_records[rows][:, self.cols]
+            cum = np.cumsum(weight, axis=1, out=weight)
+            for j, above in enumerate(self.above):
+                fp_anchor[rows, j] = cum[:, above - 1] if above else 0.0
+            # the weighted FPR after every group of ties; non-decreasing along a row, so the groups
+            # with FPR ≤ α + 1e-12 are counted by a binary search
+            fpr = cum[:, self.ends] if self.ends.size < cum.shape[1] else cum
+            fpr /= denominator[rows, None]
+            admitted = np.array([[np.searchsorted(row, a + 1e-12, side="right") for a in self.alphas] for row in fpr],
+                                dtype=np.intp).reshape(-1, n_alpha)
+            if not self.complete and (admitted == self.ends.size).any():
+                self._load(2 * self.values.size)  # a cut beyond the loaded non-members: load more, redo
+                continue
+            group_value = np.append(self.values[self.ends], -np.inf)
+            cut[rows] = group_value[admitted]
+            lo = rows.stop
+        tp = np.array(tp_anchor, dtype=np.float64, copy=True)
+        for j, anchor in enumerate(self.anchors):
+            finite = np.isfinite(cut[:, j])
+            tp[~finite, j] = tot_pos[~finite]  # every target admitted
+            if not finite.any():
+                continue
+            low, high = min(cut[finite, j].min(), anchor), max(cut[finite, j].max(), anchor)
+            values, where = self.pooled.members_between(low, high)
+            rows_, cols_ = np.divmod(where, self.n_records)
+            key = -values  # ascending
+            at_anchor = int(np.searchsorted(key, -anchor, side="left"))  # members above the anchor
+            for r in np.flatnonzero(finite):
+                at_cut = int(np.searchsorted(key, -cut[r, j], side="left"))
+                if at_cut == at_anchor:
+                    continue
+                sl = slice(min(at_cut, at_anchor), max(at_cut, at_anchor))
+                band = float(np.sum(block.w_models[r, rows_[sl]] * block.w_records[r, cols_[sl]]))
+                tp[r, j] += band if at_cut > at_anchor else -band
+        return tp / np.maximum(tot_pos, 1e-300)[:, None], fp_anchor
 
 
 @dataclass(frozen=True, eq=False)
