@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import importlib.util
 import io
 import json
@@ -83,6 +82,10 @@ if (_SRC / "dpaudit" / "__init__.py").is_file():
 import dpaudit  # noqa: E402
 from dpaudit import Binned, Categorical, Schema  # noqa: E402
 from dpaudit.measures.tvd import u_mi_tvd  # noqa: E402
+
+if str(REPO / "benchmarks") not in sys.path:  # the suite's timing module, shared by every script
+    sys.path.append(str(REPO / "benchmarks"))
+from _suite.timing import interleaved  # noqa: E402
 
 TARGET_RATIO = 1.5  # audit / baseline, Adult and census
 TARGET_RSS_MIB = 2048  # peak RSS of the audit at 100M rows
@@ -301,23 +304,6 @@ def check(result: dpaudit.AuditResult, baseline: list[dict[str, np.ndarray]], cr
 # --------------------------------------------------------------------------------------------------
 # timing
 # --------------------------------------------------------------------------------------------------
-def interleaved(fns: dict[str, Callable[[], Any]], repeat: int, warmup: int = 1) -> dict[str, list[float]]:
-    """Wall times of ``repeat`` calls of each function after ``warmup`` untimed calls of each,
-    interleaved (order reversed every other round) so that drifting load hits every side alike."""
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    order = list(fns)
-    for r in range(repeat):
-        for name in (order if r % 2 == 0 else order[::-1]):
-            gc.collect()
-            t0 = time.perf_counter()
-            fns[name]()
-            times[name].append(time.perf_counter() - t0)
-    return times
-
-
 def summarize(times: dict[str, list[float]], baseline: str) -> dict[str, dict[str, Any]]:
     """Median of each side, its ratio to the baseline's median, and the range of per-round ratios."""
     base = statistics.median(times[baseline])
@@ -333,16 +319,46 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def peak_rss_mib() -> float:
-    """Peak resident set size of this process so far (ru_maxrss is KiB on Linux, bytes on macOS)."""
+def status_mib(field: str) -> float | None:
+    """``VmRSS`` / ``VmHWM`` of this process from /proc (Linux), MiB; None elsewhere."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def reset_high_water_mark() -> bool:
+    """Reset this process's peak RSS (``echo 5 > /proc/self/clear_refs``, Linux ≥ 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def ru_maxrss_mib() -> float:
+    """``ru_maxrss`` of this process (KiB on Linux, bytes on macOS). On Linux a process started by
+    fork + exec inherits its parent's peak here, so it overstates a fresh child's own peak."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
+def peak_rss_mib() -> float:
+    """Peak resident set size of this process so far: ``VmHWM`` (the high-water mark of this
+    process's own memory, not inherited across exec) where /proc exists, else ``ru_maxrss``."""
+    hwm = status_mib("VmHWM")
+    return hwm if hwm is not None else ru_maxrss_mib()
 
 
 def _run(name: str, rows: int, fns: dict[str, Callable[[], Any]], baseline: str, repeat: int, warmup: int,
          verify: Callable[[], str], **extra: Any) -> dict[str, Any]:
     before = load()
-    times = interleaved(fns, repeat, warmup)
+    times = interleaved(fns, repeat, warmup=warmup)
     after = load()
     return {"name": name, "rows": rows, "baseline": baseline, "sides": summarize(times, baseline),
             "load": {"before": before, "after": after}, "check": verify(), "repeat": repeat, **extra}

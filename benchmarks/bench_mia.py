@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -80,33 +79,6 @@ def workload(models: int, records: int, seed: int) -> tuple[Any, np.ndarray]:
 # --------------------------------------------------------------------------------------------------
 # memory: one side alone in a fresh process
 # --------------------------------------------------------------------------------------------------
-def _status_mib(field: str) -> float | None:
-    """``VmRSS`` / ``VmHWM`` of this process from /proc (Linux), MiB; None elsewhere."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
-
-
-def _reset_high_water_mark() -> bool:
-    """Reset this process's peak RSS (``echo 5 > /proc/self/clear_refs``, Linux ≥ 4.0)."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _ru_maxrss_mib() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
-
-
 def child(side: str, models: int, records: int, seed: int) -> int:
     """Run one side once in this fresh process; print its wall time and memory as JSON.
 
@@ -118,20 +90,22 @@ def child(side: str, models: int, records: int, seed: int) -> int:
     started by fork/vfork + exec inherits in ``ru_maxrss`` its parent's peak at the fork (the kernel
     records the old address space's mark at exec), here the timing process's.
     """
+    from bench_fairness import reset_high_water_mark, ru_maxrss_mib, status_mib
+
     scores, flat = workload(models, records, seed)
-    before = _status_mib("VmRSS")
-    setup_peak = _status_mib("VmHWM")
-    reset = _reset_high_water_mark()
+    before = status_mib("VmRSS")
+    setup_peak = status_mib("VmHWM")
+    reset = reset_high_water_mark()
     t0 = time.perf_counter()
     if side == "sort":
         np.sort(flat)
     else:
         evaluate(scores, fpr=FPR, n_boot=int(side))
     seconds = time.perf_counter() - t0
-    hwm = _status_mib("VmHWM") if reset else None
-    peak = hwm if hwm is not None else _ru_maxrss_mib()
+    hwm = status_mib("VmHWM") if reset else None
+    peak = hwm if hwm is not None else ru_maxrss_mib()
     own = peak - before if hwm is not None and before is not None else None
-    print(json.dumps({"side": side, "seconds": seconds, "peak_rss_mib": peak, "ru_maxrss_mib": _ru_maxrss_mib(),
+    print(json.dumps({"side": side, "seconds": seconds, "peak_rss_mib": peak, "ru_maxrss_mib": ru_maxrss_mib(),
                       "setup_peak_mib": setup_peak, "before_mib": before, "own_peak_mib": own}))
     return 0
 
@@ -188,7 +162,7 @@ def run_eval(models: int = 256, records: int = 50_000, boots: Sequence[int] = (0
     fns.update({side_name(b): evaluation(b) for b in boots})
     matrix_mib = flat.size * 8 / 2**20
     before = load()
-    times = interleaved(fns, repeat, warmup)
+    times = interleaved(fns, repeat, warmup=warmup)
     after = load()
     result = {"name": f"MIA evaluation, M = {models} models × N+ records", "rows": records, "baseline": BASELINE,
               "sides": summarize(times, BASELINE), "load": {"before": before, "after": after},

@@ -52,6 +52,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -109,6 +110,16 @@ def center_cost(rows: np.ndarray, t: np.ndarray) -> float:
     return float(np.minimum(np.abs(rows - t[None, :]).sum(axis=1), rows.sum(axis=1)).sum())
 
 
+def compute_within(rc2: Any, limit: float) -> Any:
+    """``rc2.compute()``, interrupted after ``limit`` seconds: the model, or None if interrupted."""
+    timer = threading.Timer(limit, rc2.interrupt)
+    timer.start()
+    try:
+        return rc2.compute(expect_interrupt=True)
+    finally:
+        timer.cancel()
+
+
 def solve_rc2(rows: np.ndarray, limit: float) -> dict:
     from pysat.examples.rc2 import RC2Stratified
     from pysat.formula import WCNF
@@ -121,12 +132,7 @@ def solve_rc2(rows: np.ndarray, limit: float) -> dict:
         wcnf.append(clause, weight=weight)
     start = time.perf_counter()
     rc2 = RC2Stratified(wcnf, solver="g3", adapt=True, exhaust=True, minz=True)
-    timer = threading.Timer(limit, rc2.interrupt)
-    timer.start()
-    try:
-        model = rc2.compute(expect_interrupt=True)
-    finally:
-        timer.cancel()
+    model = compute_within(rc2, limit)
     elapsed = time.perf_counter() - start
     lower = float(rc2.cost)
     rc2.delete()

@@ -592,12 +592,19 @@ def _refuse_huge_tables(criteria: Sequence[Criterion], schema: Schema) -> None:
             )
 
 
-def _dtypes(frame: Any, columns: Sequence[str]) -> dict[str, Any]:
-    """The narwhals dtype of each of ``columns`` (of an in-memory frame: only those columns')."""
+def _series(frame: Any, columns: Sequence[str]) -> dict[str, Any] | None:
+    """Each of ``columns`` of an in-memory frame as a narwhals Series, fetched once (a pandas column
+    lookup costs more than coding a small column); None for a lazy frame."""
     import narwhals.stable.v2 as nw
 
-    if isinstance(frame, nw.DataFrame):
-        return {c: frame.get_column(c).dtype for c in columns}
+    return {c: frame.get_column(c) for c in columns} if isinstance(frame, nw.DataFrame) else None
+
+
+def _dtypes(frame: Any, columns: Sequence[str], series: dict[str, Any] | None) -> dict[str, Any]:
+    """The narwhals dtype of each of ``columns``: of its ``series`` (an in-memory frame's), else from
+    the lazy frame's schema."""
+    if series is not None:
+        return {c: series[c].dtype for c in columns}
     schema = frame.collect_schema()
     return {c: schema[c] for c in columns}
 
@@ -663,7 +670,8 @@ def count_tables(data: Any, criteria: Sequence[Criterion], schema: Schema) -> li
         _refuse_huge_tables(criteria, schema)
         if not criteria:
             return []
-        tallies = _tally(frame, criteria, schema, _check_types(_dtypes(frame, needed), schema, needed))
+        series = _series(frame, needed)
+        tallies = _tally(frame, criteria, schema, _check_types(_dtypes(frame, needed, series), schema, needed), series)
         tables = []
         for crit in criteria:
             tally = next(t for t in tallies if set(crit.columns) <= set(t.columns))
@@ -714,8 +722,10 @@ class _Tally:
         return counted if self.weights is None else np.rint(counted).astype(np.int64)
 
 
-def _tally(frame: Any, criteria: Sequence[Criterion], schema: Schema, dtypes: dict[str, Any]) -> list[_Tally]:
-    """Read the rows, once: the codes of every column the criteria use (see the module docstring).
+def _tally(frame: Any, criteria: Sequence[Criterion], schema: Schema, dtypes: dict[str, Any],
+           series: dict[str, Any] | None) -> list[_Tally]:
+    """Read the rows, once: the codes of every column the criteria use (see the module docstring);
+    ``series``: an in-memory frame's columns (:func:`_series`), None for a lazy frame.
 
     Columns are coded in the order a DataError names them: criterion by criterion, each
     criterion's columns sorted by name.
@@ -724,8 +734,8 @@ def _tally(frame: Any, criteria: Sequence[Criterion], schema: Schema, dtypes: di
 
     order = tuple(dict.fromkeys(c for crit in criteria for c in sorted(crit.columns)))
     sizes = {c: schema[c].size for c in order}
-    if isinstance(frame, nw.DataFrame) and all(dtypes[c] != nw.Object for c in order):
-        codes = {c: _column_codes(c, schema[c], frame.get_column(c), dtypes[c], None, raw_numbers=True)
+    if series is not None and all(dtypes[c] != nw.Object for c in order):
+        codes = {c: _column_codes(c, schema[c], series[c], dtypes[c], None, raw_numbers=True)
                  for c in order}
         return [_Tally(order, codes, None, sizes)]
     frame, names = _engine_names(frame, order)

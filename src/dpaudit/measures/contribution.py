@@ -180,6 +180,8 @@ def top_cells_of_tables(tables: Sequence[Any], m: int, *, cells: CellMode = DEFA
     Each names the criterion and the values of its protected, outcome and admissible columns, and
     gives ``md``, ``count``, ``expected`` and ``sign`` (see :func:`top_cells`).
     """
+    if m <= 0:
+        return ()
     merged = [(t, cell) for t in tables for cell in top_cells(t.counts, m, cells=cells)]
     merged.sort(key=lambda tc: -tc[1]["md"])  # stable: ties keep criterion order
     return tuple(TopCell(**_labels(t, cell["index"]), **{k: v for k, v in cell.items() if k != "index"})

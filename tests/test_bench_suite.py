@@ -1,0 +1,179 @@
+"""benchmarks/run_all.py: its pure parts (medians, ratios, interleaving, formatting, tables) and a
+smallest-configuration run whose document, JSON and figure are checked for structure.
+
+The run uses the suite's ``smoke`` sizes (thousands of rows, one round, no warm-up) on every section
+but Spark's, so it takes a few seconds (about 15 s on 2 shared cores); generated data and output go
+to tmp_path.
+Without DPAUDIT_DATA the Adult rows are skipped (each section notes it); CI sets it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import run_all  # noqa: E402
+from _suite import adapters, config, render, timing  # noqa: E402
+from _suite.config import PRESETS, REPO, SECTIONS  # noqa: E402
+from _suite.sections import SectionResult  # noqa: E402
+from _suite.timing import Comparison  # noqa: E402
+
+
+def test_medians_ratios_and_round_ratios():
+    assert timing.median([5.0, 1.0, 3.0]) == 3.0
+    assert timing.median([1.0, 2.0, 3.0, 10.0]) == 2.5
+    assert timing.ratio([4.0, 2.0, 3.0], [1.0, 2.0, 1.5]) == 2.0
+    assert timing.round_ratios([2.0, 3.0], [1.0, 3.0]) == [2.0, 1.0]
+    with pytest.raises(ValueError):
+        timing.median([])
+    c = Comparison("w", "10", "dpaudit", "base", a=[2.0, 4.0, 3.0], b=[1.0, 1.0, 2.0])
+    assert c.ok and c.ratio == 3.0 and c.spread == (1.5, 4.0)
+    assert Comparison.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+    stopped = Comparison("w", "10", "dpaudit", "base", status="unfinished")
+    assert not stopped.ok and stopped.ratio is None and stopped.spread is None
+
+
+def test_interleaving_reverses_every_round_after_a_warmup():
+    calls: list[str] = []
+    times = timing.interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 4)
+    assert "".join(calls) == "ab" + "abbaabba"  # warm-up, then a b | b a | a b | b a
+    assert [len(t) for t in times.values()] == [4, 4] and all(x >= 0 for t in times.values() for x in t)
+    calls.clear()
+    comps = timing.compare_many("w", "n", {"x": lambda: calls.append("x"), "y": lambda: calls.append("y")}, "base",
+                                lambda: calls.append("b"), 2, warmup=0)
+    assert "".join(calls) == "xyb" + "byx" and [c.a_name for c in comps] == ["x", "y"]
+    assert all(len(c.b) == 2 for c in comps)
+
+
+def test_formatting_and_tables():
+    assert render.fmt_ratio(0.5) == "0.5×" and render.fmt_ratio(123.4) == "123×"
+    assert render.fmt_seconds(0.002) == "2 ms" and render.fmt_seconds(61.26) == "61.3 s"
+    table = render.markdown_table(["a", "b", "c"], [[1, "x|y", 3]], "lrr").splitlines()
+    assert table == ["| a | b | c |", "|:--|--:|--:|", "| 1 | x\\|y | 3 |"]
+    with pytest.raises(ValueError):
+        render.markdown_table(["a"], [[1, 2]])
+    rows = render.comparison_table([Comparison("census", "1,000", "audit", "DuckDB", [2.0], [1.0]),
+                                    Comparison("census", "9", "audit", "DuckDB", status="not built")])
+    assert "**2×**" in rows and "not built" in rows
+    assert render.slope([10, 100, 1000], [1.0, 10.0, 100.0]) == pytest.approx(1.0)
+    assert render.slope([10], [1.0]) is None
+
+
+def test_section_selection():
+    assert run_all.section_keys(None) == list(SECTIONS)
+    assert run_all.section_keys(["scaling", "1,4"]) == ["fairness", "mia", "scaling"]
+    assert run_all.section_keys(["7"]) == ["spark"]
+    with pytest.raises(SystemExit):
+        run_all.section_keys(["nope"])
+
+
+@pytest.mark.parametrize("inside", ["benchmarks/_data", ".", "docs/results/cache"])
+def test_generated_data_never_goes_into_the_source_tree(tmp_path, capsys, inside):
+    with pytest.raises(SystemExit) as exc:
+        run_all.main(["--smoke", "--data-dir", str(REPO / inside), "--out", str(tmp_path / "b.md")])
+    assert exc.value.code == 2 and "inside the source tree" in capsys.readouterr().err
+    assert not (tmp_path / "b.md").exists()
+    for cfg in PRESETS.values():
+        assert cfg.data_dir.name == "dpaudit-bench" and not cfg.data_dir.resolve().is_relative_to(REPO)
+    assert not config.inside_repo(tmp_path) and config.inside_repo(REPO / "benchmarks")
+
+
+def test_the_other_scripts_run_functions_are_imported_not_stood_in():
+    """bench_fairness / bench_mia expose their run functions and the suite uses them (no second copy)."""
+    assert not [line for line in adapters.pending() if not line.startswith("spark:")], adapters.pending()
+    for key, name in [("fairness", "run_adult"), ("fairness", "run_paper_tc"), ("fairness", "run_census"),
+                      ("fairness", "run_frames"), ("mia", "run_eval"), ("train", "sklearn_loop"),
+                      ("repair", "solve_rc2")]:
+        assert adapters.function(key, name) is not None, (key, name)
+
+
+def test_script_results_become_comparisons():
+    result = {"name": "census (Parquet file)", "rows": 10, "baseline": "baseline: DuckDB group-by ×4",
+              "sides": {"baseline: DuckDB group-by ×4": {"seconds": [1.0, 2.0, 3.0]},
+                        "audit tvd": {"seconds": [2.0, 3.0, 4.0]}, "count_tables": {"seconds": [1.0, 1.0, 1.0]}},
+              "load": {"before": [1.5, 1.0, 0.5], "after": [2.5, 1.0, 0.5]}, "check": "equal",
+              "peak_rss_mib": {"audit": 200.0, "baseline": 150.0}, "sql": ["SELECT 1"],
+              "rss": {"audit tvd": {"own_peak_mib": 12.0}}}
+    comps = adapters.comparisons(result, "10", "bench_fairness.run_census")
+    assert [c.a_name for c in comps] == ["audit, U_MI^TVD", "count_tables only"]
+    first = comps[0]
+    assert first.b_name == "DuckDB group-by ×4" and first.ratio == 1.5 and first.load == (1.5, 2.5)
+    assert first.check == "equal" and first.extra["peak_rss_mib"] == {"audit": 200.0, "baseline": 150.0}
+    assert first.extra["own_peak_mib"] == 12.0 and "own_peak_mib" not in comps[1].extra
+    assert "sql" not in first.extra and first.extra["source"] == "bench_fairness.run_census"
+
+
+def test_spark_hook(monkeypatch, tmp_path):
+    """Section 7 says why it did not run while bench_spark.run_spark is missing, and uses it once it exists."""
+    monkeypatch.setattr(adapters, "function", lambda key, name: None)
+    assert adapters.spark(10, tmp_path, repeat=1, warmup=0).startswith("not measured")
+    seen = {}
+
+    def run_spark(rows, *, repeat=3):
+        seen.update(rows=rows, repeat=repeat)
+        return {"name": "census on Spark", "rows": rows, "baseline": "b",
+                "sides": {"b": {"seconds": [1.0]}, "audit spark": {"seconds": [3.0]}}}
+
+    monkeypatch.setattr(adapters, "function", lambda key, name: run_spark)
+    (comp,) = adapters.spark(10, tmp_path, repeat=2, warmup=0)
+    assert seen == {"rows": 10, "repeat": 2} and comp.ratio == 3.0 and comp.a_name == "audit spark"
+
+
+def test_smallest_run_writes_the_document_json_and_figure(tmp_path):
+    out = tmp_path / "docs" / "benchmarks.md"
+    cfg = PRESETS["smoke"].replace(data_dir=tmp_path / "cache")
+    keys = [k for k in SECTIONS if k != "spark"]  # a JVM start alone takes ~10 s: test_spark_hook covers section 7
+    results = run_all.run(cfg, keys, out, keep_others=False)
+    text = out.read_text(encoding="utf-8")
+    json_path, figure = run_all.side_paths(out)
+
+    # header: generated, how to regenerate, how to read; the machine's state
+    assert text.startswith("# Benchmarks\n") and render.GENERATED_MARK in text
+    assert "python benchmarks/run_all.py" in text and "--quick" in text and "Generated file" in text
+    assert "**ratio**" in text and "interleaved" in text and "## Machine" in text
+    assert "## Summary" in text and "| § | comparison | size | measured | target (issue 14) | verdict |" in text
+    assert "≤ 15×" in text and "≤ 1.5×" in text  # the issue's targets beside the measured ratios
+    for row in ("CPUs", "load average (1 / 5 / 15 min) at the start", "Python", "numpy", "duckdb", "commit"):
+        assert f"| {row} |" in text, row
+
+    # one heading per section run, in order, each with its measured-at line and a table of ratios
+    headings = re.findall(r"^## (\d)\. ", text, flags=re.M)
+    assert headings == [str(SECTIONS.index(k) + 1) for k in keys]
+    assert text.count("*Measured ") == len(keys)
+    assert re.search(r"\| \*\*[0-9.e+-]+×\*\* \|", text)
+    for key in keys:
+        assert results[key].comparisons or results[key].notes, key
+        assert not any(n.startswith("section failed") for n in results[key].notes), results[key].notes
+    census = [c for c in results["fairness"].comparisons if c.workload.startswith("census")]
+    assert census and all(c.ok and "U_MI^TVD of every criterion equal" in c.check for c in census)
+    assert all(c.ok for c in results["mia"].comparisons)
+
+    # the figure is written and linked; the JSON holds every repeat and rebuilds the same document
+    assert figure.is_file() and figure.stat().st_size > 10_000 and figure.read_bytes()[:4] == b"\x89PNG"
+    assert "](results/benchmarks/scaling.png)" in text
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    assert set(data["sections"]) == set(keys) and data["run"]["env"]["cpus"]
+    assert run_all.render_only(out) == text  # --render-only: the same document, byte for byte, from the JSON
+    out.unlink()
+    assert run_all.main(["--render-only", "--out", str(out)]) == 0 and out.read_bytes() == text.encode("utf-8")
+    assert {k: SectionResult.from_dict(v).comparisons for k, v in data["sections"].items()} == \
+        {k: r.comparisons for k, r in results.items()}
+
+    # --only reruns one section and keeps the others
+    again = run_all.run(cfg, ["mia"], out, keep_others=True)
+    assert set(again) == set(keys) and again["fairness"].comparisons == results["fairness"].comparisons
+    assert again["mia"].env["date"] >= results["mia"].env["date"]
+
+
+@pytest.mark.parametrize("module", [timing, render, run_all], ids=lambda m: m.__name__)
+def test_examples_in_docstrings(module):
+    import doctest
+
+    assert doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
