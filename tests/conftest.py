@@ -12,7 +12,7 @@ def adult_available():
     """Skip (locally, with the reason) when the real Adult files are absent; never skip in CI."""
     root = os.environ.get("DPAUDIT_DATA")
     if root and (Path(root) / "adult" / "adult.data.gz").is_file():
-        return Path(root)
+        return Path(root).resolve()  # tests may change the working folder
     if os.environ.get("CI"):
         pytest.fail("CI must run with DPAUDIT_DATA pointing at the shared datasets folder (adult/ missing)")
     pytest.skip("real Adult files not found: set DPAUDIT_DATA to the shared datasets folder")
@@ -26,7 +26,7 @@ def data_root():
         if os.environ.get("CI"):
             pytest.fail("CI must run with DPAUDIT_DATA pointing at the shared datasets folder")
         pytest.skip("DPAUDIT_DATA is not set: point it at the shared datasets folder to test the real files")
-    return Path(root)
+    return Path(root).resolve()  # tests may change the working folder
 
 
 def _flip_table(n_per_group: int, t: float) -> np.ndarray:

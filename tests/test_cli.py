@@ -1,6 +1,7 @@
 """`dpaudit fairness` in both output modes, and every bad input ending in one line + exit code 2."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -54,10 +55,24 @@ def test_json_dp_mode(csv_file):
     path, schema = csv_file
     result = run("fairness", path, "-c", "g ⊥ y | z", "--epsilon", "0.5", "--schema", schema, "--json")
     assert result.exit_code == 0, result.output
-    tvd = json.loads(result.stdout)["measures"]["tvd"]
-    assert tvd["dp"] is True and tvd["epsilon"] == 0.5 and "per_criterion" not in tvd
-    assert tvd["scale"] == pytest.approx(16 / 100 / 0.5)
+    measures = json.loads(result.stdout)["measures"]
+    # by default the paper's three measures, sharing ε = 0.5 equally (U_TC's share: half value, half names)
+    assert list(measures) == ["tvd", "tc", "repair"]
+    tvd, tc, repair = measures["tvd"], measures["tc"], measures["repair"]
+    assert tvd["dp"] is True and tvd["epsilon"] == pytest.approx(0.5 / 3) and "per_criterion" not in tvd
+    assert tvd["scale"] == pytest.approx(16 / 100 / (0.5 / 3))
     assert tvd["interval"][1] - tvd["interval"][0] == pytest.approx(2 * tvd["scale"] * 2.995732, rel=1e-6)
+    spent = [tvd["epsilon"], tc["epsilon"], tc["top_cells_release"]["epsilon"], repair["epsilon"]]
+    assert tc["epsilon"] == pytest.approx(0.5 / 6) and repair["epsilon"] == pytest.approx(0.5 / 3)
+    assert math.fsum(spent) == pytest.approx(0.5, rel=1e-12) and math.fsum(spent) <= 0.5 * (1 + 1e-12)
+
+
+def test_one_measure_gets_the_whole_epsilon(csv_file):
+    path, schema = csv_file
+    result = run("fairness", path, "-c", "g ⊥ y | z", "--epsilon", "0.5", "-m", "tvd", "--schema", schema, "--json")
+    measures = json.loads(result.stdout)["measures"]
+    assert list(measures) == ["tvd"] and measures["tvd"]["epsilon"] == 0.5
+    assert measures["tvd"]["scale"] == pytest.approx(16 / 100 / 0.5)
 
 
 def test_seed_reproducible(csv_file):

@@ -12,7 +12,8 @@ import contextlib
 import dataclasses
 import math
 import numbers
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from dpaudit._errors import DPAuditError, SchemaError
@@ -23,7 +24,7 @@ from dpaudit.criteria import CriterionLike, parse_criteria
 from dpaudit.measures import MEASURES, Measure, measure_from
 from dpaudit.privacy import Budget, exact_release, laplace_release
 from dpaudit.privacy._mechanisms import MIN_RELEASE_EPSILON, derive_seed
-from dpaudit.results import AuditResult, MeasureResult
+from dpaudit.results import AuditResult, BudgetState, MeasureResult
 from dpaudit.schema import Schema
 
 __all__ = ["audit", "AuditResult", "MeasureResult", "split_budget", "repair_wcnf", "resolve_measures"]
@@ -141,6 +142,7 @@ def audit(
     semantics: str | None = None,
     time_limit: float | None = None,
     engine: str = "duckdb",
+    progress: Callable[[str], None] | None = None,
 ) -> AuditResult:
     """Measure how far the data are from satisfying fairness criteria, privately.
 
@@ -178,6 +180,9 @@ def audit(
         (typed as the DuckDB reader types it) and an in-memory frame is moved to Spark first; the
         session is the active one, else one with master ``$DPAUDIT_SPARK_MASTER`` or Spark's
         ``spark.master``, else ``local[*]`` (``docs/engines.md``). Needs ``pip install 'dpaudit[spark]'``.
+    progress : callable, optional
+        Called with a short description of each step as it starts (counting the rows, then each
+        measure); ``dpaudit fairness`` shows it in a spinner when stderr is a terminal.
 
     Returns
     -------
@@ -201,6 +206,9 @@ def audit(
     0.16
     """
     engine = check_engine(engine)
+    source = os.fspath(data) if isinstance(data, (str, os.PathLike)) else None  # the file, as given
+    if progress is not None and not callable(progress):
+        raise DPAuditError(f"progress must be a callable taking one str, got {type(progress).__name__}")
     crits = parse_criteria(criteria)
     chosen = resolve_measures(measures, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
                               time_limit=time_limit)
@@ -225,6 +233,8 @@ def audit(
     with _counted_by(engine, data) as spark_data:
         data = _on_engine(engine, data, crits, schema) if spark_data else data
         resolved = _resolve_schema(data, schema)  # a wrong kind of schema is refused before it reads the data
+        if progress is not None:
+            progress(f"counting rows for {len(crits)} criteria")
         tables = count_tables(data, crits, resolved)
     not_dp = ("domains were inferred from the data (infer_schema), which leaks which values occur",) if resolved.data_derived else ()
 
@@ -237,7 +247,12 @@ def audit(
         f"({'; '.join(f'{t.criterion}: {t.counts.shape[0]} block(s) × {t.counts.shape[1]} × {t.counts.shape[2]} cells' for t in tables)})"
     ]
     assessed = []
+    blocks = sum(t.counts.shape[0] for t in tables)
     for m in chosen:
+        if progress is not None:
+            options = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+                                for key, value in m.options().items() if value is not None)
+            progress(f"{m.title}{f' ({options})' if options else ''}: {n:,} rows, {blocks:,} block(s)")
         assessment = m.assess(tables, details=epsilon is None)
         assessed.append((m, assessment, math.fsum(assessment.per_criterion), m.sensitivity(crits, n)))
     if epsilon is not None:
@@ -282,7 +297,16 @@ def audit(
         epsilon=epsilon,
         stages=tuple(stages),
         schema_data_derived=resolved.data_derived,
+        source=source,
+        budget=_budget_state(budget) if epsilon is not None and budget is not None else None,
     )
+
+
+def _budget_state(budget: Budget) -> BudgetState:
+    """What the caller's budget (or ledger file) holds after this audit's debits."""
+    path = getattr(budget, "path", None)
+    return BudgetState(float(budget.total_epsilon), float(budget.spent), float(budget.remaining),
+                       None if path is None else os.fspath(path))
 
 
 @contextlib.contextmanager

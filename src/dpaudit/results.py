@@ -17,8 +17,8 @@ from dpaudit.criteria import Criterion
 from dpaudit.privacy import Release
 
 __all__ = ["MIBaseline", "TopCell", "NamedCell", "SelectionInfo", "CellChange", "BlockRepairDetail", "TVDDetails",
-           "TopCellsDetails", "PrivateTopCellsDetails", "RepairDetails", "MeasureDetails", "MeasureResult",
-           "AuditResult", "details_from_dict"]
+           "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails", "RepairDetails", "MeasureDetails", "MeasureResult",
+           "BudgetState", "AuditResult", "details_from_dict"]
 
 Labels = Mapping[str, Any]
 
@@ -151,13 +151,49 @@ class TVDDetails:
 
 
 @dataclass(frozen=True)
-class TopCellsDetails:
-    """U_TC's curator view: the top cells with their exact evidence."""
+class CellMDMap:
+    """MD(a, p, o) of every cell of one criterion (exact, curator-only): what a heat map draws.
 
-    top_cells: tuple[TopCell, ...]
+    ``blocks``, ``protected`` and ``outcome`` label the three axes of ``md`` (the values of the
+    admissible, protected and outcome columns; ``blocks`` is ``({},)`` without A). ``md`` is None
+    when the criterion has more than :data:`~dpaudit.measures.contribution.MAX_MAP_CELLS` cells
+    (``cells`` says how many): such a map is too large to store or to read.
+    """
+
+    criterion: str
+    blocks: tuple[Labels, ...]
+    protected: tuple[Labels, ...]
+    outcome: tuple[Labels, ...]
+    md: tuple[tuple[tuple[float, ...], ...], ...] | None
+    cells: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"top_cells": [c.to_dict() for c in self.top_cells]}
+        md = None if self.md is None else [[list(row) for row in block] for block in self.md]
+        return {"criterion": self.criterion, "blocks": [dict(b) for b in self.blocks],
+                "protected": [dict(p) for p in self.protected], "outcome": [dict(o) for o in self.outcome],
+                "md": md, "cells": self.cells}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> CellMDMap:
+        md = doc.get("md")
+        return cls(doc["criterion"], tuple(doc["blocks"]), tuple(doc["protected"]), tuple(doc["outcome"]),
+                   None if md is None else tuple(tuple(tuple(float(v) for v in row) for row in block) for block in md),
+                   int(doc["cells"]))
+
+
+@dataclass(frozen=True)
+class TopCellsDetails:
+    """U_TC's curator view: the top cells with their exact evidence, and (``cell_md``, one map per
+    criterion) the MD of every cell. ``cell_md`` is None in documents written before it existed."""
+
+    top_cells: tuple[TopCell, ...]
+    cell_md: tuple[CellMDMap, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"top_cells": [c.to_dict() for c in self.top_cells]}
+        if self.cell_md is not None:
+            out["cell_md"] = [m.to_dict() for m in self.cell_md]
+        return out
 
 
 @dataclass(frozen=True)
@@ -196,7 +232,9 @@ def details_from_dict(doc: Mapping[str, Any]) -> MeasureDetails | None:
         return PrivateTopCellsDetails(tuple(NamedCell.from_dict(c) for c in doc["top_cells"]),
                                       SelectionInfo(**doc["top_cells_release"]))
     if "top_cells" in doc:
-        return TopCellsDetails(tuple(TopCell.from_dict(c) for c in doc["top_cells"]))
+        maps = doc.get("cell_md")
+        return TopCellsDetails(tuple(TopCell.from_dict(c) for c in doc["top_cells"]),
+                               None if maps is None else tuple(CellMDMap.from_dict(m) for m in maps))
     if "per_block" in doc:
         return RepairDetails(doc["semantics"], doc["exact"], doc["upper"],
                              tuple(BlockRepairDetail.from_dict(b) for b in doc["per_block"]))
@@ -246,9 +284,34 @@ class MeasureResult:
 
 
 @dataclass(frozen=True)
+class BudgetState:
+    """The privacy budget an audit was debited from, when the caller gave one (a shared accountant or
+    a ledger file): its total ε, what had been spent after this audit's debits, and what remains.
+    ``ledger`` is the ledger file's path (None for an in-memory :class:`~dpaudit.privacy.Budget`)."""
+
+    total_epsilon: float
+    spent: float
+    remaining: float
+    ledger: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain_fields(self)
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> BudgetState:
+        return cls(float(doc["total_epsilon"]), float(doc["spent"]), float(doc["remaining"]), doc.get("ledger"))
+
+
+@dataclass(frozen=True)
 class AuditResult:
     """Frozen result of :func:`dpaudit.audit`; ``str()`` prints a table, :meth:`to_dict`/:meth:`to_json`
-    export it and :meth:`from_dict` reads it back."""
+    export it and :meth:`from_dict` reads it back; in a notebook it renders as the HTML report's
+    sections (:meth:`_repr_html_`).
+
+    ``source`` names the data (a file path, or the registered dataset the command line was given);
+    ``budget`` is the state of the caller's budget or ledger after this audit (None when the audit
+    had its own budget of exactly ``epsilon``). Both appear in the JSON only when set.
+    """
 
     n: int
     criteria: tuple[Criterion, ...]
@@ -256,6 +319,8 @@ class AuditResult:
     epsilon: float | None
     stages: tuple[str, ...] = field(default=())
     schema_data_derived: bool = False
+    source: str | None = None
+    budget: BudgetState | None = None
 
     @property
     def exact(self) -> bool:
@@ -271,7 +336,10 @@ class AuditResult:
         return self.measures[name]
 
     def to_dict(self) -> dict[str, Any]:
+        where = {} if self.source is None else {"source": self.source}
+        spent = {} if self.budget is None else {"budget": self.budget.to_dict()}
         return {
+            **where,
             "n": self.n,
             "criteria": [str(c) for c in self.criteria],
             "mode": "exact" if self.exact else "dp",
@@ -279,6 +347,7 @@ class AuditResult:
             "dp": self.dp,
             "neighbouring": "replace one tuple; n public",
             "schema": "data-derived (not DP)" if self.schema_data_derived else "declared",
+            **spent,
             "measures": {name: m.to_dict() for name, m in self.measures.items()},
             "stages": list(self.stages),
         }
@@ -290,7 +359,9 @@ class AuditResult:
                    measures={name: MeasureResult.from_dict(name, m) for name, m in doc["measures"].items()},
                    epsilon=None if doc["epsilon"] is None else float(doc["epsilon"]),
                    stages=tuple(doc.get("stages", ())),
-                   schema_data_derived=doc.get("schema") == "data-derived (not DP)")
+                   schema_data_derived=doc.get("schema") == "data-derived (not DP)",
+                   source=None if doc.get("source") is None else str(doc["source"]),
+                   budget=None if doc.get("budget") is None else BudgetState.from_dict(doc["budget"]))
 
     def to_json(self, **kwargs: Any) -> str:
         from dpaudit._io import to_jsonable
@@ -301,3 +372,9 @@ class AuditResult:
         from dpaudit.report.text import render_audit
 
         return render_audit(self)
+
+    def _repr_html_(self) -> str:
+        """The HTML report's sections as a fragment, for Jupyter and VS Code notebooks."""
+        from dpaudit.report.html import render_audit_fragment
+
+        return render_audit_fragment(self)

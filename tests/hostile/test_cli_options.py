@@ -15,9 +15,9 @@ CASES = [
     # -- the command line itself
     (["fairnes", "{csv}"], "No such command 'fairnes'"),
     (["mia", "evaluat", "x.npz"], "No such command 'evaluat'"),
-    (["fairness"], "Missing argument 'data'"),
+    (["fairness"], "Missing argument 'DATA'"),
     (FAIR + ["--exact", "--frobnicate"], "No such option: --frobnicate"),
-    (["mia", "train"], "Missing argument 'out'"),
+    (["mia", "train"], "Missing argument 'OUT'"),
     # -- fairness: the mode and ε
     (FAIR, "give exactly one of --epsilon"),
     (FAIR + ["--exact", "--epsilon", "1"], "give exactly one of --epsilon"),
@@ -36,8 +36,10 @@ CASES = [
     (FAIR + ["--exact", "-m", "tc", "--k", "0"], "k must be an integer >= 1"),
     (FAIR + ["--exact", "-m", "tc", "--k", "-3"], "k must be an integer >= 1"),
     (FAIR + ["--exact", "-m", "tc", "--k", "1.5"], "Invalid value for '--k'"),
-    (FAIR + ["--exact", "--k", "0"], "option k configures tc, which is not among the measures"),
-    (FAIR + ["--exact", "--semantics", "bag"], "option semantics configures repair"),
+    (FAIR + ["--exact", "--k", "0"], "k must be an integer >= 1"),  # tc is among the default measures
+    (FAIR + ["--exact", "-m", "tvd", "--k", "0"], "option k configures tc, which is not among the measures"),
+    (FAIR + ["--exact", "-m", "tvd", "--semantics", "bag"], "option semantics configures repair"),
+    (FAIR + ["--exact", "--semantics", "nope"], "semantics must be one of ci, bag, set"),
     (FAIR + ["--exact", "-m", "tc", "--cells", "bogus"], "cells must be one of domain, observed"),
     (FAIR + ["--exact", "-m", "tc", "--name-cells", "-1"], "name_cells must be an integer >= 0"),
     (FAIR + ["--epsilon", "1", "-m", "tc", "--cells", "observed", "--name-cells", "2"],
@@ -52,7 +54,8 @@ CASES = [
     (FAIR + ["--epsilon", "1", "--split", "tvd=abc"], "--split takes MEASURE=FRACTION"),
     (FAIR + ["--epsilon", "1", "-m", "tvd", "-m", "tc", "--split", "tvd=0.3", "--split", "tc=0.3"], "must sum to 1"),
     (FAIR + ["--epsilon", "1", "--split", "nope=1"], "budget split names"),
-    (FAIR + ["--epsilon", "1", "--split", "tvd=-1"], "fractions must be positive"),
+    (FAIR + ["--epsilon", "1", "-m", "tvd", "--split", "tvd=-1"], "fractions must be positive"),
+    (FAIR + ["--epsilon", "1", "--split", "tvd=0.5", "--split", "tc=0.5"], "but the measures are ['repair', 'tc', 'tvd']"),
     (FAIR + ["--exact", "--split", "tvd=7"], "split shares ε between measures: it needs epsilon"),
     # -- fairness: criteria
     (["fairness", "{csv}", "--schema", "{schema}", "--exact"], "give at least one criterion"),

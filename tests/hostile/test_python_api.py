@@ -43,6 +43,7 @@ CASES = {
     "measures list of int": (fair(measures=[5]), "measures must be names or Measure objects"),
     "measures empty": (fair(measures=[]), "no measures requested"),
     "measures unknown": (fair(measures="nope"), "unknown measure"),
+    "progress not callable": (fair(progress="loud"), "progress must be a callable"),
     "k bool": (fair(measures="tc", k=True), "k must be an integer"),
     "k float": (fair(measures="tc", k=2.5), "k must be an integer"),
     "cells unknown": (fair(measures="tc", cells="all"), "cells must be one of"),

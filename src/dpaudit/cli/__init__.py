@@ -4,10 +4,10 @@ Bad input of any kind ends with one line on stderr (``dpaudit: error: ...``) and
 a traceback; output is printed only once everything has been computed, so nothing is half-written.
 
 The commands live in one module per group (:mod:`~dpaudit.cli.fairness`, :mod:`~dpaudit.cli.datasets`,
-:mod:`~dpaudit.cli.mia`, :mod:`~dpaudit.cli.ledger`, :mod:`~dpaudit.cli.selfcheck`), registered on the one application of :mod:`~dpaudit.cli._app`.
+:mod:`~dpaudit.cli.mia`, :mod:`~dpaudit.cli.ledger`, :mod:`~dpaudit.cli.report`, :mod:`~dpaudit.cli.selfcheck`), registered on the one application of :mod:`~dpaudit.cli._app`.
 """
 
-from dpaudit.cli import datasets, fairness, ledger, mia, selfcheck  # noqa: F401  (registers the commands)
+from dpaudit.cli import datasets, fairness, ledger, mia, report, selfcheck  # noqa: F401  (registers the commands)
 from dpaudit.cli._app import app
 
 

@@ -8,18 +8,19 @@ argument, a mistyped subcommand), which :class:`_OneLineErrors` turns into the s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from dpaudit._errors import DPAuditError
 
-__all__ = ["app", "fail", "user_errors", "write_json", "output_path"]
+__all__ = ["app", "command_group", "fail", "user_errors", "write_json", "output_path", "wrote", "spinner"]
 
 
 # click's exception classes, as the click that typer runs on defines them (newer typer releases bundle
@@ -28,7 +29,63 @@ _UsageError: type[Exception] = typer.BadParameter.__mro__[1]
 _ClickException: type[Exception] = typer.BadParameter.__mro__[2]
 
 
-class _OneLineErrors(TyperGroup):
+def _plain_help(params: list[Any]) -> None:
+    """Help without typer's placeholders: an argument is named in capitals (``DATA``, as in the usage
+    line and the docstrings, not ``{data}``), and a flag shows no ``<bool>`` value it does not take."""
+    for param in params:
+        if isinstance(param, TyperArgument) and param.metavar is None:
+            param.metavar = (param.name or "").upper()
+        elif getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+
+
+class _Command(TyperCommand):
+    """A command whose help names arguments ``DATA`` / ``[NAME]`` and gives flags no value type."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _plain_help(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        _plain_help([option])
+        return option
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or (param.name or "").upper()
+                name = name if param.required else f"[{name}]"
+                pieces.append(name + ("..." if param.nargs != 1 else ""))
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
+class _Group(TyperGroup):
+    """A command group whose ``--help`` flag shows no ``<bool>``."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        _plain_help([option])
+        return option
+
+
+class _Typer(typer.Typer):
+    """Commands made with :class:`_Command` unless told otherwise."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("cls", _Command)
+        return super().command(*args, **kwargs)
+
+
+def command_group(help: str) -> typer.Typer:
+    """A subcommand group (``dpaudit datasets``, ``dpaudit mia``) with the same plain help."""
+    return _Typer(cls=_Group, no_args_is_help=True, help=help)
+
+
+class _OneLineErrors(_Group):
     """The root command group: parsing errors become one ``dpaudit: error:`` line and exit code 2."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -53,7 +110,7 @@ class _OneLineErrors(TyperGroup):
         sys.exit(result if isinstance(result, int) else 0)
 
 
-app = typer.Typer(
+app = _Typer(
     cls=_OneLineErrors,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -97,3 +154,28 @@ def output_path(path: Path) -> Path:
     from dpaudit._io import check_writable
 
     return check_writable(path)
+
+
+def wrote(path: Path, what: str, *, json_on_stdout: bool = False) -> None:
+    """The one line that says what a command wrote: on stdout, or on stderr when stdout is a JSON document."""
+    typer.echo(f"wrote {path} ({what})", err=json_on_stdout)
+
+
+@contextlib.contextmanager
+def spinner(message: str) -> Iterator[Callable[[str], None]]:
+    """A rich status spinner on stderr while a long step runs, only when stderr itself is a terminal.
+
+    Yields a function that replaces the spinner's text. In a pipe, a file, a test runner or a dumb
+    terminal nothing is drawn (stdout is never touched, so ``--json`` output stays one document); the
+    spinner is transient, so a terminal keeps only what the command prints after it.
+    """
+    from rich.console import Console
+    from rich.text import Text
+
+    stream = sys.stderr
+    console = Console(file=stream)
+    if not (getattr(stream, "isatty", lambda: False)() and not console.is_dumb_terminal):
+        yield lambda _text: None
+        return
+    with console.status(Text(f"{message} …")) as status:  # Text: a path or a value is never read as markup
+        yield lambda text: status.update(Text(f"{text} …"))

@@ -7,9 +7,9 @@ import sys
 
 import typer
 
-from dpaudit.cli._app import app, user_errors
+from dpaudit.cli._app import app, command_group, user_errors
 
-datasets_app = typer.Typer(no_args_is_help=True, help="Registered datasets: list, describe, locate.")
+datasets_app = command_group("Registered datasets: list, describe, locate.")
 app.add_typer(datasets_app, name="datasets")
 
 

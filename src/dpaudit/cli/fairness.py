@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from dpaudit.cli._app import app, fail, output_path, user_errors, write_json
-from dpaudit.measures import Repair, TopContribution
+from dpaudit.cli._app import app, fail, output_path, spinner, user_errors, write_json, wrote
+from dpaudit.measures import MEASURES, Repair, TopContribution
 
 
 def _load_data(data: str, schema_file: Path | None, infer_schema: bool) -> tuple[Any, Any]:
@@ -71,7 +72,11 @@ def fairness(
     preset: str | None = typer.Option(
         None, "--preset", help="A registered dataset's named criteria (e.g. paper); adds to -c."
     ),
-    measure: list[str] = typer.Option(["tvd"], "--measure", "-m", help="Measure to compute; repeatable."),
+    measure: list[str] = typer.Option(
+        list(MEASURES), "--measure", "-m", metavar="|".join(MEASURES),
+        help="Measure to compute, repeatable: " + ", ".join(f"{name} ({cls.title})" for name, cls in MEASURES.items())
+        + "; with --epsilon, ε is shared equally among them unless --split says otherwise.",
+    ),
     epsilon: float | None = typer.Option(None, "--epsilon", "-e", help="Total privacy budget ε of this audit."),
     exact: bool = typer.Option(False, "--exact", help="Exact values for the data curator (no noise, not DP)."),
     schema: Path | None = typer.Option(None, "--schema", help="JSON file declaring the domains."),
@@ -97,9 +102,13 @@ def fairness(
         None, "--total-budget", help="Total ε of a new --ledger (checked against an existing one)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write the report to this file: one self-contained HTML page (figures "
+                             "inline, no network; docs/reports.md)."
+    ),
     engine: str = typer.Option(
         "duckdb", "--engine", help="Where the rows are counted: duckdb (default) or spark (pip install "
-                                   "'dpaudit[spark]'; master from $DPAUDIT_SPARK_MASTER or spark.master, else local[*])."
+                                   "'dpaudit\\[spark]'; master from $DPAUDIT_SPARK_MASTER or spark.master, else local[*])."
     ),
 ) -> None:
     """Measure how far DATA is from satisfying fairness criteria, with an ε-DP release."""
@@ -107,6 +116,8 @@ def fairness(
     from dpaudit.audit import audit
 
     engine = check_engine(engine)  # before anything is read or started
+    if html is not None:
+        output_path(html)  # a bad --html path costs nothing
 
     if exact == (epsilon is not None):
         fail("give exactly one of --epsilon E (a DP release) or --exact (curator-only exact values)")
@@ -119,24 +130,39 @@ def fairness(
     new_ledger = ledger is not None and not ledger.exists()
     budget = _open_ledger(ledger, total_budget) if ledger is not None else None
     try:
-        frame, resolved = _load_data(data, schema, infer_schema)
-        result = audit(frame, criteria, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
-                       split=shares, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
-                       time_limit=time_limit, budget=budget, engine=engine)
+        with spinner(f"reading {data}") as status:  # on a terminal's stderr only
+            frame, resolved = _load_data(data, schema, infer_schema)
+            result = audit(frame, criteria, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
+                           split=shares, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
+                           time_limit=time_limit, budget=budget, engine=engine, progress=status)
     except BaseException:
         if new_ledger and ledger is not None and budget is not None and not budget.entries:
             for leftover in (ledger, Path(f"{ledger}.lock")):  # a refused first audit leaves no ledger
                 leftover.unlink(missing_ok=True)
         raise
+    if result.source is None:  # a registered dataset: name it in the reports
+        result = dataclasses.replace(result, source=data)
+    page = _html_report(result) if html is not None else None  # rendered before anything is printed
     if as_json:
         write_json(result, None)
     else:
         from dpaudit.report.rich import print_audit
 
         print_audit(result)
+    if html is not None and page is not None:
+        from dpaudit._io import atomic_write_text
+
+        atomic_write_text(html, page)
+        wrote(html, "HTML report", json_on_stdout=as_json)
     if budget is not None:
         typer.echo(f"ledger {ledger}: spent ε = {budget.spent:g} of {budget.total_epsilon:g}, "
                    f"{budget.remaining:g} remains", err=True)
+
+
+def _html_report(result: Any) -> str:
+    from dpaudit.report.html import render_audit
+
+    return render_audit(result)
 
 
 def _open_ledger(path: Path, total: float | None) -> Any:
@@ -165,4 +191,4 @@ def repair_wcnf_command(
     frame, resolved = _load_data(data, schema, infer_schema)
     text = repair_wcnf(frame, criterion, schema=resolved, semantics=semantics, path=str(out), max_clauses=max_clauses)
     header = next(line for line in text.splitlines() if line.startswith("p "))
-    typer.echo(f"wrote {out} ({header})")
+    wrote(out, f"DIMACS WCNF, {header}")

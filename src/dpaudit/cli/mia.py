@@ -7,9 +7,9 @@ from typing import Any
 
 import typer
 
-from dpaudit.cli._app import app, fail, output_path, user_errors, write_json
+from dpaudit.cli._app import app, command_group, fail, output_path, user_errors, write_json, wrote
 
-mia_app = typer.Typer(no_args_is_help=True, help="Membership-inference evaluation (LiRA, calibrated TPR at low FPR).")
+mia_app = command_group("Membership-inference evaluation (LiRA, calibrated TPR at low FPR).")
 app.add_typer(mia_app, name="mia")
 
 
@@ -31,11 +31,17 @@ def mia_evaluate(
     attack: str = typer.Option("lira", "--attack", help="The attack whose statistic the naive rule pools and whose "
                                "signal the calibrated rules use: lira (online LiRA) or rmia."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    html: Path | None = typer.Option(
+        None, "--html", help="Also write the report to this file: one self-contained HTML page (ROC curves, "
+                             "tables, figures inline, no network; docs/mia.md)."
+    ),
 ) -> None:
     """TPR at low FPR three ways (naive, PP-calibrated, mean per-record), realised FPRs, CIs, ε bounds."""
     from dpaudit.mia.evaluate import evaluate
     from dpaudit.mia.scores import ScoreSet
 
+    if html is not None:
+        output_path(html)  # a bad --html path costs nothing
     if file.is_dir():
         from dpaudit.mia.train import load_run
 
@@ -44,10 +50,20 @@ def mia_evaluate(
         scores = ScoreSet.load(file)
     report = evaluate(scores, attack=attack, fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
                       n_boot=n_boot, strict=strict, seed=seed, sign=sign)
+    page = None
+    if html is not None:  # rendered before anything is printed: a failure leaves no half-done output
+        from dpaudit.report.html_mia import render_mia
+
+        page = render_mia(report)
     if as_json:
         write_json(report, None)
     else:
         typer.echo(str(report))
+    if html is not None and page is not None:
+        from dpaudit._io import atomic_write_text
+
+        atomic_write_text(html, page)
+        wrote(html, "HTML report", json_on_stdout=as_json)
 
 
 @mia_app.command("train")
@@ -135,6 +151,9 @@ def mia_simulate(
             write_json(result, None)
         elif out is None:
             typer.echo(str(result))
+        if out is not None:
+            wrote(out, f"fpc simulation, JSON: M = {models}, N+ = {pool}, N = {train}, {repeats} pools",
+                  json_on_stdout=as_json)
         return
     from dpaudit.mia.evaluate import evaluate
 
@@ -154,6 +173,9 @@ def mia_simulate(
         for a, t in truth.items():
             conformal = "not estimable" if t["conformal_test"] is None else f"{t['conformal_test']:.4g}"
             typer.echo(f"  α={float(a):g}: oracle {t['oracle']:.4g}, t test {t['t_test']:.4g}, conformal test {conformal}")
+    if out is not None:
+        wrote(out, f"ScoreSet: {scoreset.n_models} models × {scoreset.n_records:,} records; evaluate with: "
+                   f"dpaudit mia evaluate {out}", json_on_stdout=as_json)
 
 
 def _simulation_truth(sim: Any, alpha: float) -> dict[str, Any]:

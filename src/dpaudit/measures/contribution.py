@@ -32,7 +32,7 @@ from dpaudit._errors import DPAuditError
 from dpaudit._validation import one_of, whole_number
 from dpaudit.measures._base import Measure
 from dpaudit.measures._tables import as_blocks, signed_deviation
-from dpaudit.results import NamedCell, PrivateTopCellsDetails, SelectionInfo, TopCell, TopCellsDetails
+from dpaudit.results import CellMDMap, NamedCell, PrivateTopCellsDetails, SelectionInfo, TopCell, TopCellsDetails
 
 __all__ = [
     "TopContribution",
@@ -43,7 +43,9 @@ __all__ = [
     "top_cells",
     "top_cells_of_tables",
     "private_top_cells",
+    "cell_md_maps",
     "CELL_MODES",
+    "MAX_MAP_CELLS",
 ]
 
 CELL_MODES = ("domain", "observed")
@@ -188,6 +190,34 @@ def top_cells_of_tables(tables: Sequence[Any], m: int, *, cells: CellMode = DEFA
                  for t, cell in merged[:m])  # labels only for the cells kept
 
 
+#: The largest criterion (blocks × protected × outcome cells) whose MD map the exact result keeps;
+#: a larger one is summarised by its top cells only (its map would weigh megabytes and show nothing).
+MAX_MAP_CELLS = 20_000
+
+
+def cell_md_maps(tables: Sequence[Any], *, cells: CellMode = DEFAULT_CELLS) -> tuple[CellMDMap, ...]:
+    """MD(a, p, o) of every cell of every criterion, labelled (exact, curator-only): what the HTML
+    report's heat maps draw. A criterion with more than :data:`MAX_MAP_CELLS` cells gets its labels'
+    sizes only (``md`` None)."""
+    maps = []
+    for t in tables:
+        size = int(t.counts.size)
+        blocks, n_p, n_o = as_blocks(t.counts).shape
+        if size > MAX_MAP_CELLS:
+            maps.append(CellMDMap(str(t.criterion), (), (), (), None, size))
+            continue
+        md = marginal_differences(t.counts, cells=cells)
+        maps.append(CellMDMap(
+            str(t.criterion),
+            tuple(t.cell_labels(b, 0, 0)["admissible"] for b in range(blocks)),
+            tuple(t.cell_labels(0, p, 0)["protected"] for p in range(n_p)),
+            tuple(t.cell_labels(0, 0, o)["outcome"] for o in range(n_o)),
+            tuple(tuple(tuple(float(v) for v in row) for row in block) for block in md),
+            size,
+        ))
+    return tuple(maps)
+
+
 def private_top_cells(tables: Sequence[Any], m: int, *, epsilon: float, seed: int | None = None) -> PrivateTopCellsDetails:
     """Name the m cells with the largest MD over all criteria, privately (domain cells only).
 
@@ -262,7 +292,7 @@ class TopContribution(Measure):
 
     def details(self, tables: Sequence[Any]) -> TopCellsDetails:
         m = 10 if self.name_cells is None else self.name_cells
-        return TopCellsDetails(top_cells_of_tables(tables, m, cells=self.cells))
+        return TopCellsDetails(top_cells_of_tables(tables, m, cells=self.cells), cell_md_maps(tables, cells=self.cells))
 
     @property
     def private_names(self) -> int:

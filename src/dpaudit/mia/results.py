@@ -5,6 +5,10 @@
 the naive threshold. Fields are read as attributes (``row.rules["pp_t"].tpr``) or, like the JSON
 document, by key (``row["pp_t"]["tpr"]``). ``to_dict``/``from_dict`` round-trip, so a saved
 ``--json`` report can be rendered again (:mod:`dpaudit.report`).
+
+For figures (:mod:`dpaudit.report.html_mia`) the report also carries, when :func:`evaluate` made it,
+each rule's ROC as a :class:`Curve` (``curves``) and, per α, a :class:`Histogram` of the naive
+threshold's per-record FPR (``fpr_histograms``); both are None in a document saved before they existed.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RuleResult", "FprSpread", "AlphaResult", "MiaReport"]
+__all__ = ["RuleResult", "FprSpread", "AlphaResult", "Curve", "Histogram", "MiaReport"]
 
 
 class _KeyView(Mapping[str, Any]):
@@ -127,10 +131,60 @@ class AlphaResult(_KeyView):
         return cls(float(alpha), rules, FprSpread(**doc["naive_per_record_fpr"]))
 
 
+@dataclass(frozen=True, eq=True)
+class Curve(_KeyView):
+    """A sample of one rule's ROC for a figure: (FPR, TPR) points, FPR ascending, the first at the
+    smallest FPR the targets can show (1/n_neg), the last at (1, 1).
+
+    Attributes
+    ----------
+    fpr, tpr : tuple of float
+        The points. ``fpr_kind = "realised"``: the rule's measured FPR at each threshold;
+        ``"nominal"``: the α the rule was asked for (the parametric per-record estimate).
+    records, models : int
+        How many records and models the curve was computed from (all of them, or evenly spaced subsets:
+        a figure's resolution, not an estimate the tables use); ``models`` 0: per-record values.
+    """
+
+    fpr: tuple[float, ...]
+    tpr: tuple[float, ...]
+    fpr_kind: str = "realised"
+    records: int = 0
+    models: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fpr": list(self.fpr), "tpr": list(self.tpr), "fpr_kind": self.fpr_kind, "records": self.records,
+                "models": self.models}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Curve:
+        return cls(tuple(float(v) for v in doc["fpr"]), tuple(float(v) for v in doc["tpr"]),
+                   str(doc.get("fpr_kind", "realised")), int(doc.get("records", 0)), int(doc.get("models", 0)))
+
+
+@dataclass(frozen=True, eq=True)
+class Histogram(_KeyView):
+    """Counts of values in bins ``[edges[i], edges[i + 1])`` (the last bin closed): here the per-record
+    FPR of the naive threshold at one α, over all records."""
+
+    alpha: float
+    edges: tuple[float, ...]
+    counts: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "edges": list(self.edges), "counts": list(self.counts)}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Histogram:
+        return cls(float(doc["alpha"]), tuple(float(v) for v in doc["edges"]), tuple(int(v) for v in doc["counts"]))
+
+
 @dataclass(frozen=True)
 class MiaReport:
     """Result of :func:`~dpaudit.mia.evaluate.evaluate`; ``str()`` prints a table, :meth:`to_dict` exports
-    JSON and :meth:`from_dict` reads it back. ``alphas[i]`` maps to ``rows[i]``."""
+    JSON and :meth:`from_dict` reads it back. ``alphas[i]`` maps to ``rows[i]``; ``curves`` (rule →
+    :class:`Curve`) and ``fpr_histograms`` (one per α) feed the figures of the HTML report and are None
+    when a saved document predates them. ``_repr_html_`` shows the report in a notebook."""
 
     n_models: int
     n_records: int
@@ -138,6 +192,8 @@ class MiaReport:
     rows: tuple[AlphaResult, ...]
     options: dict[str, Any]
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    curves: Mapping[str, Curve] | None = None
+    fpr_histograms: tuple[Histogram, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -147,16 +203,28 @@ class MiaReport:
             "alphas": list(self.alphas),
             "results": [{"alpha": a, **row.to_dict()} for a, row in zip(self.alphas, self.rows)],
             "diagnostics": self.diagnostics,
+            **({} if self.curves is None else {"curves": {k: c.to_dict() for k, c in self.curves.items()}}),
+            **({} if self.fpr_histograms is None else {"fpr_histograms": [h.to_dict() for h in self.fpr_histograms]}),
         }
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> MiaReport:
         """Rebuild a report from :meth:`to_dict`'s document (e.g. a saved ``dpaudit mia evaluate --json``)."""
         rows = tuple(AlphaResult.from_dict(r["alpha"], r) for r in doc["results"])
+        curves = doc.get("curves")
+        hists = doc.get("fpr_histograms")
         return cls(int(doc["n_models"]), int(doc["n_records"]), tuple(float(a) for a in doc["alphas"]), rows,
-                   dict(doc["options"]), dict(doc.get("diagnostics", {})))
+                   dict(doc["options"]), dict(doc.get("diagnostics", {})),
+                   None if curves is None else {k: Curve.from_dict(v) for k, v in curves.items()},
+                   None if hists is None else tuple(Histogram.from_dict(h) for h in hists))
 
     def __str__(self) -> str:
         from dpaudit.report.text import render_mia
 
         return render_mia(self)
+
+    def _repr_html_(self) -> str:
+        """The HTML report's sections as a fragment (Jupyter, VS Code): :func:`dpaudit.report.html_mia.render_mia`."""
+        from dpaudit.report.html_mia import render_mia_fragment
+
+        return render_mia_fragment(self)

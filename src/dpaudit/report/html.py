@@ -1,0 +1,537 @@
+"""The fairness audit as one self-contained HTML page (``dpaudit fairness --html``, ``dpaudit report``).
+
+:func:`render_audit` reads only the typed result (:class:`~dpaudit.results.AuditResult`), so a page
+rendered from a saved ``--json`` document is byte-for-byte the page of the run itself. The page is
+made of sections, each answering one question a reader of an audit asks:
+
+* **Audit** — what was audited (data, n, criteria, measures) and in which mode: a DP release, or
+  exact curator-only values behind a visible warning.
+* **Privacy budget** — the ε each release spent and the total, and, when a ledger was used, what the
+  ledger has left for later audits of the same data.
+* **Released values** — per measure, one sentence on what it means and a figure of the released
+  value with its 95% noise interval (per criterion in exact mode), the table of the numbers, and a
+  plain explanation when noise pushed a release below zero.
+* **Per criterion and the MI baseline** (exact mode) — every criterion's exact value beside the
+  classic, non-private conditional mutual information.
+* **Top contributing cells** — the cells that drive U_TC (exact: with MD, count, expected count,
+  over/under, and a heat map of MD(a, p, o) per criterion; DP: only the cells named privately, in
+  noisy rank order, because MD values are not released).
+* **Repair** (exact mode) — per block, what the cheapest repair adds or deletes.
+* **Privacy caveats** — the guarantee, its neighbouring relation, where the domains came from, the
+  sensitivity and noise scale of every release, and why a release is not DP when it is not.
+* **Explain trail** — the audit's stages as recorded in the result.
+
+Every number is printed with :func:`dpaudit.report._html.fmt` from the value the JSON document
+holds, so a reader (or a test) can check the page against the JSON. :func:`render_audit_fragment`
+returns the same sections without the document around them: what ``AuditResult._repr_html_`` shows
+in a notebook.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dpaudit.report._html import (
+    PALETTE,
+    esc,
+    figure_svg,
+    fmt,
+    fragment,
+    key_values,
+    new_figure,
+    note,
+    page,
+    section,
+    table,
+)
+from dpaudit.results import (
+    AuditResult,
+    BlockRepairDetail,
+    CellMDMap,
+    MeasureResult,
+    PrivateTopCellsDetails,
+    RepairDetails,
+    TopCellsDetails,
+    TVDDetails,
+)
+
+__all__ = ["render_audit", "render_audit_fragment", "audit_sections", "MEANING", "UNITS", "NEGATIVE_NOTE"]
+
+#: One sentence per measure on what it means (spec ``fairness.md`` §2).
+MEANING = {
+    "tvd": "U_MI^TVD says how strongly the protected and outcome attributes depend on each other inside each "
+           "block A = a: twice the squared total-variation distance between their joint distribution and the "
+           "product of their marginals, weighted by the block's share Pr(a). It is 0 exactly when P ⊥ O | A "
+           "holds, below 2 per criterion, and never above the conditional mutual information in nats (Pinsker).",
+    "tc": "U_TC adds up the k largest cell contributions MD(a,p,o) = Pr(a)·|Pr(p,o|a) − Pr(p|a)·Pr(o|a)|, "
+          "the share of all rows by which a cell departs from what independence predicts: it says how much of "
+          "the data the most unfair cells account for (0 exactly when the criterion holds, at most 2 per "
+          "criterion), and the cells it names are where to look.",
+    "repair": "U_R is the smallest number of rows to delete plus insert so that the criterion holds; it is a "
+              "count of rows, between 0 and n (semantics ci: exact independence with fractional rows allowed; "
+              "bag: every kept protected group gets identical outcome counts, the paper's; set: the distinct "
+              "(p, o) pairs of each block form a product, Capuchin's).",
+}
+
+#: The axis label (with the unit) of each measure's figure.
+UNITS = {
+    "tvd": "U_MI^TVD (dimensionless; per criterion in [0, 2))",
+    "tc": "U_TC (share of all n rows; per criterion in [0, 2])",
+    "repair": "U_R (rows deleted + inserted)",
+}
+
+#: What a negative noisy value means, printed in every DP page.
+NEGATIVE_NOTE = (
+    "Every measure's true value is 0 or more. A DP release adds Laplace noise to it, and the noise can push "
+    "the released number below zero; a negative release is not an error but a sign that the true value is "
+    "small next to the noise (its 95% interval says how small). Released values are shown as released, not "
+    "clipped to 0: clipping would bias them upwards and hide how large the noise is."
+)
+
+_MAX_BLOCKS = 10  # repair: the largest blocks shown per criterion (all of them are in the JSON)
+_MAX_CHANGES = 6  # repair: the largest cell changes shown per block
+_MAP_ROWS, _MAP_COLS = 40, 100  # heat map: the most rows and columns drawn (largest total MD kept)
+_ANNOTATE = 48  # heat map: cells up to which every MD is written in its cell
+
+
+# -- the page ---------------------------------------------------------------------------------------
+
+def render_audit(result: AuditResult) -> str:
+    """The audit as one self-contained HTML document (inline CSS and SVG figures, no script, no
+    external resource; one section per printed A4 page)."""
+    title, subtitle = _headline(result)
+    return page(title, subtitle, audit_sections(result), footer=_footer())
+
+
+def render_audit_fragment(result: AuditResult) -> str:
+    """The same sections as :func:`render_audit`, as a fragment (no ``<html>``) with a stylesheet
+    scoped to it: what a notebook shows inline (``AuditResult._repr_html_``)."""
+    title, subtitle = _headline(result)
+    return fragment(title, subtitle, audit_sections(result))
+
+
+def audit_sections(result: AuditResult) -> list[str]:
+    """The page's sections, in reading order (see the module docstring for what each shows)."""
+    out = [_summary(result), _budget(result), _values(result)]
+    if result.exact:
+        out.append(_per_criterion(result))
+    out += [_cells(result), _repair(result), _caveats(result), _trail(result)]
+    return out
+
+
+def _headline(result: AuditResult) -> tuple[str, str]:
+    title = "dpaudit fairness audit" + (f" — {result.source}" if result.source else "")
+    crits = f"{len(result.criteria)} criteri{'on' if len(result.criteria) == 1 else 'a'}"
+    if result.exact:
+        mode = "exact values for the data curator (NOT differentially private)"
+    else:
+        mode = f"ε = {fmt(result.epsilon)}" + (" differentially private" if result.dp else " (not DP: see caveats)")
+    return title, f"n = {fmt(result.n)} rows · {crits} · {mode}"
+
+
+def _footer() -> str:
+    from dpaudit._version import __version__
+
+    return (f"dpaudit {__version__} · measures of Vologdin, Tao & Gilad, PVLDB 19(9) · every number on this "
+            "page is the --json document's value, printed to 4 significant digits")
+
+
+# -- sections ---------------------------------------------------------------------------------------
+
+def _summary(result: AuditResult) -> str:
+    """What was audited and how: data, n, criteria, measures, mode (with the warning of exact mode)."""
+    source = result.source or "an in-memory frame (not named)"
+    body = key_values([
+        ("data", source),
+        ("rows (n, public)", result.n),
+        ("measures", ", ".join(m.title for m in result.measures.values())),
+        ("mode", "exact (curator-only)" if result.exact else "differential privacy (DP release)"),
+        ("domains", "data-derived (not DP)" if result.schema_data_derived else "declared schema"),
+    ])
+    body += "<h3>Criteria</h3><ol class=\"criteria\">" + "".join(
+        f"<li><code>{esc(c)}</code></li>" for c in result.criteria) + "</ol>"
+    body += "<p>Each criterion reads “P ⊥ O | A”: the protected attributes P should not depend on the outcome O " \
+            "among rows with the same admissible attributes A. Every measure is summed over the criteria.</p>"
+    if result.exact:
+        body += note("Exact values — curator-only, NOT differentially private. Every number on this page is "
+                     "computed from the data without noise and can reveal individual rows; share it only with "
+                     "people allowed to see the data. For a shareable report, run with --epsilon.", "warn")
+    elif result.dp:
+        body += note(f"Differentially private release: the numbers on this page together satisfy "
+                     f"ε-differential privacy with ε = {fmt(result.epsilon)} (replace-one neighbours, n public).",
+                     "ok")
+    else:
+        body += note("Released with noise but NOT differentially private: "
+                     + "; ".join(_reasons(result)) + ".", "warn")
+    return section("Audit", body, anchor="audit", page_break=False)
+
+
+def _budget(result: AuditResult) -> str:
+    """The ε each release spent, the total, and what a ledger has left."""
+    if result.exact:
+        body = note("No privacy budget was spent: exact mode releases nothing privately (and protects nothing).",
+                    "warn")
+        return section("Privacy budget", body, anchor="budget")
+    rows: list[list[Any]] = []
+    for m in result.measures.values():
+        rows.append([f"{m.title}: value", m.release.epsilon, m.release.mechanism])
+        if isinstance(m.details, PrivateTopCellsDetails):
+            rows.append([f"{m.title}: naming the top cells", m.details.release.epsilon, m.details.release.mechanism])
+    rows.append(["total of this audit", result.epsilon, "sequential composition (the ε add up)"])
+    body = table(["release", "ε spent", "mechanism"], rows, numeric=[False, True, False])
+    b = result.budget
+    if b is not None:
+        where = f"the ledger file {b.ledger}" if b.ledger else "the caller's budget"
+        body += f"<h3>Budget left</h3><p>This audit was debited from {esc(where)}, shared by every audit of the " \
+                "same data:</p>"
+        body += key_values([("total ε", b.total_epsilon), ("spent so far (all audits)", b.spent),
+                            ("remaining", b.remaining)])
+        if b.remaining <= 0:
+            body += note("The budget is used up: a further audit of these data will be refused.", "warn")
+    else:
+        body += note(f"No ledger was used: this audit had its own budget of ε = {fmt(result.epsilon)}. Every other "
+                     "release about the same data adds to the privacy loss; --ledger FILE keeps the account "
+                     "across audits.")
+    return section("Privacy budget", body, anchor="budget")
+
+
+def _values(result: AuditResult) -> str:
+    """Per measure: what it means, the figure of its value and interval, then the table of numbers."""
+    body = ""
+    if not result.exact:
+        body += f"<p>{esc(NEGATIVE_NOTE)}</p>"
+        for m in result.measures.values():
+            if m.value < 0:
+                body += note(f"{m.title} was released below zero, as {fmt(m.value)}: its true value is 0 or more "
+                             f"and is small next to the noise (scale {fmt(m.release.scale)}); its 95% interval is "
+                             f"[{fmt(m.release.interval[0])}, {fmt(m.release.interval[1])}].", "warn")
+    rows = []
+    for m in result.measures.values():
+        r = m.release
+        rows.append([m.title, r.value, r.interval[0], r.interval[1], r.epsilon, r.sensitivity, r.scale])
+    headers = ["measure", "value (sum over criteria)", "95% interval: low", "95% interval: high", "ε",
+               "sensitivity", "noise scale"]
+    body += table(headers, rows, numeric=[False] + [True] * 6)
+    if result.exact:
+        body += "<p>Exact values carry no noise: the interval is the value itself.</p>"
+    else:
+        body += ("<p>Only the sum over the criteria is released (one noisy draw per measure); per-criterion "
+                 "values are not released in DP mode. The interval holds the true value with probability 0.95 "
+                 "over the noise (value ± scale·ln 20).</p>")
+    for m in result.measures.values():
+        body += f"<h3>{esc(m.title)}</h3>"
+        meaning = MEANING.get(m.name)
+        if meaning:
+            body += f'<p class="meaning">{esc(meaning)}</p>'
+        body += _value_figure(result, m)
+    return section("Released values", body, anchor="values")
+
+
+def _per_criterion(result: AuditResult) -> str:
+    """Exact mode: every criterion's value for every measure, and the MI baseline beside U_MI^TVD."""
+    tvd = result.measures.get("tvd")
+    baseline = tvd.details.baseline if tvd is not None and isinstance(tvd.details, TVDDetails) else None
+    headers = ["criterion"] + [m.title for m in result.measures.values()]
+    if baseline:
+        headers += ["MI (nats)", "MI (bits)"]
+    rows = []
+    for i, crit in enumerate(result.criteria):
+        row: list[Any] = [str(crit)]
+        row += [m.per_criterion[i] if m.per_criterion is not None else None for m in result.measures.values()]
+        if baseline:
+            row += [baseline[i].mi_nats, baseline[i].mi_bits]
+        rows.append(row)
+    body = table(headers, rows, numeric=[False] + [True] * (len(headers) - 1))
+    if baseline:
+        body += ("<p>The MI baseline is the conditional mutual information I(P; O | A), the classic non-private "
+                 "measure of dependence; by Pinsker's inequality U_MI^TVD ≤ I in nats, criterion by criterion.</p>")
+    else:
+        body += "<p>The MI baseline is reported with U_MI^TVD (--measure tvd), which was not requested.</p>"
+    return section("Per criterion and the MI baseline", body, anchor="per-criterion")
+
+
+def _cells(result: AuditResult) -> str:
+    """The cells that drive U_TC: exact evidence and heat maps, or the privately named cells."""
+    tc = result.measures.get("tc")
+    if tc is None:
+        body = "<p>U_TC was not requested, so no cells are named; add --measure tc.</p>"
+        return section("Top contributing cells", body, anchor="cells")
+    details = tc.details
+    if isinstance(details, TopCellsDetails):
+        body = ("<p>The cells with the largest marginal difference MD(a,p,o), exact, largest first: “over” cells "
+                "hold more rows than independence predicts, “under” cells fewer. MD × n is that difference "
+                "in rows.</p>")
+        if details.top_cells:
+            rows = [[c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—",
+                     f"{c.sign}-represented" if c.sign in ("over", "under") else c.sign, c.count, c.expected, c.md]
+                    for c in details.top_cells]
+            body += table(["criterion", "protected", "outcome", "admissible", "over / under", "rows",
+                           "expected rows", "MD"], rows, numeric=[False] * 5 + [True] * 3)
+        else:
+            body += "<p>No cell departs from independence (or --name-cells 0 was given).</p>"
+        body += "<h3>MD(a, p, o) per block</h3>"
+        if details.cell_md is None:
+            body += note("This result holds no MD maps (it was saved by an older dpaudit); re-run the exact audit "
+                         "to draw them.")
+        else:
+            body += "".join(_heatmap(cmap, i, str(tc.options.get("cells", "domain")))
+                            for i, cmap in enumerate(details.cell_md, 1))
+    elif isinstance(details, PrivateTopCellsDetails):
+        info = details.release
+        body = (f"<p>These cells were named privately by report-noisy-top-k ({esc(info.mechanism)}, "
+                f"ε = {esc(fmt(info.epsilon))}, scale {esc(fmt(info.scale))}), in noisy rank order: rank 1 is the "
+                "cell the noisy selection ranked first, not necessarily the largest. Only their names are "
+                "released; their MD values and row counts are not.</p>")
+        rows = [[c.rank, c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—"]
+                for c in details.top_cells]
+        body += table(["noisy rank", "criterion", "protected", "outcome", "admissible"], rows,
+                      numeric=[True, False, False, False, False])
+        body += note("No heat map in DP mode: MD(a,p,o) values are not released (they are exact statistics of the "
+                     "data). The data curator sees them with --exact.")
+    else:
+        body = "<p>No top cells were named (--name-cells 0, or observed-cell mode, which cannot name cells " \
+               "privately).</p>"
+    return section("Top contributing cells", body, anchor="cells")
+
+
+def _repair(result: AuditResult) -> str:
+    """Exact mode: per criterion, the largest blocks' repairs — which cells gain or lose rows."""
+    rep = result.measures.get("repair")
+    if rep is None:
+        body = "<p>U_R was not requested; add --measure repair to see what a repair would change.</p>"
+        return section("Repair", body, anchor="repair")
+    details = rep.details
+    if not isinstance(details, RepairDetails):
+        body = ("<p>What the repair changes per block is not released in DP mode: it is made of exact counts. "
+                f"Only U_R's noisy total is released (above: {esc(fmt(rep.value))} rows). The curator sees the "
+                "per-block repair with --exact.</p>")
+        return section("Repair", body, anchor="repair")
+    body = f"<p>Semantics <code>{esc(details.semantics)}</code>. "
+    body += {"ci": "A repair adds or removes (fractional) rows so that P ⊥ O | A holds exactly; per block, the "
+                   "cells below change from their row count to the repaired count.",
+             "bag": "A repair deletes whole protected groups and gives every kept group the same outcome counts.",
+             "set": "A repair makes each block's distinct (p, o) pairs a product set."}.get(details.semantics, "")
+    body += " The total is the sum over the blocks.</p>"
+    if not details.exact:
+        body += note(f"A solver stopped at its time limit: the value {fmt(rep.value)} is a proven lower bound and "
+                     f"{fmt(details.upper)} an upper bound.", "warn")
+    for i, crit in enumerate(result.criteria):
+        blocks = [b for b in details.per_block if b.criterion == str(crit)]
+        total = rep.per_criterion[i] if rep.per_criterion is not None else math.fsum(b.value for b in blocks)
+        body += f"<h3>{esc(crit)}: {esc(fmt(total))} rows</h3>"
+        nonzero = sorted((b for b in blocks if b.upper > 0), key=lambda b: -b.upper)
+        if not nonzero:
+            body += "<p>Nothing to repair: the criterion holds.</p>"
+            continue
+        rows = [[_labels(b.admissible) or "(whole table)", b.value,
+                 "exact" if b.exact else f"≤ {fmt(b.upper)}", _repair_text(b)] for b in nonzero[:_MAX_BLOCKS]]
+        body += table(["block A = a", "rows changed", "bound", "what to change"], rows,
+                      numeric=[False, True, False, False])
+        rest = nonzero[_MAX_BLOCKS:]
+        if rest:
+            body += (f"<p>{len(rest)} smaller block{'s' if len(rest) != 1 else ''} with "
+                     f"{esc(fmt(math.fsum(b.value for b in rest)))} rows in all are not shown (the JSON lists "
+                     "every block).</p>")
+    return section("Repair", body, anchor="repair")
+
+
+def _caveats(result: AuditResult) -> str:
+    """What the guarantee is and is not: neighbours, composition, domains, sensitivity, not-DP reasons."""
+    items = []
+    if result.exact:
+        items.append("Exact mode protects nothing: every number is an exact statistic of the data, for the data "
+                     "curator only.")
+    else:
+        items.append(f"ε-differential privacy with ε = {fmt(result.epsilon)} in total, for neighbouring databases "
+                     f"that differ by replacing one row; the number of rows (n = {fmt(result.n)}) is public. The "
+                     "measures' releases (and the naming of top cells) add up by sequential composition; any other "
+                     "release about the same data adds to the loss.")
+        items.append("The 95% interval describes the privacy noise only (value ± scale·ln 20): it is not a sampling "
+                     "confidence interval, the audit is of these rows.")
+    if result.schema_data_derived:
+        items.append("Domains were read off the data (--infer-schema): which values occur is itself revealed, so "
+                     "nothing on this page is DP. Declare the domains (--schema FILE) for a DP release.")
+    else:
+        items.append("Domains come from a declared schema, public by assumption: which cells exist reveals nothing "
+                     "about the rows.")
+    reasons = _reasons(result)
+    body = "<ul>" + "".join(f"<li>{esc(t)}</li>" for t in items) + "</ul>"
+    if reasons and not result.exact:
+        body += note("Not differentially private: " + "; ".join(reasons) + ".", "warn")
+    body += "<h3>Sensitivity used</h3>"
+    rows = [[m.title, m.release.sensitivity, m.release.scale, m.release.mechanism] for m in result.measures.values()]
+    body += table(["measure", "replace-one sensitivity (sum over criteria)", "noise scale", "mechanism"], rows,
+                  numeric=[False, True, True, False])
+    body += "<p>The sensitivity bounds how much one replaced row can move a value; the Laplace scale is " \
+            "sensitivity / ε. Proofs: docs/privacy.md.</p>"
+    return section("Privacy caveats", body, anchor="caveats")
+
+
+def _trail(result: AuditResult) -> str:
+    """The stages the audit recorded: what was counted, with which mechanism, ε and sensitivity."""
+    body = "<ol>" + "".join(f"<li>{esc(s)}</li>" for s in result.stages) + "</ol>"
+    return section("Explain trail", body, anchor="trail", page_break=False)
+
+
+# -- figures ----------------------------------------------------------------------------------------
+
+def _value_figure(result: AuditResult, m: MeasureResult) -> str:
+    """A dot per criterion (exact) or for the released sum (DP) with its 95% noise interval."""
+    if result.exact and m.per_criterion is not None:
+        labels = [str(c) for c in result.criteria] + ["sum over the criteria"]
+        values = list(m.per_criterion) + [m.value]
+        lows, highs = values, values
+    else:
+        labels = [f"sum over the {len(result.criteria)} criteri{'on' if len(result.criteria) == 1 else 'a'}"]
+        values, lows, highs = [m.value], [m.release.interval[0]], [m.release.interval[1]]
+    height = 1.4 + 0.42 * len(labels)
+    fig, ax = new_figure(7.0, height)
+    ys = list(range(len(labels)))[::-1]
+    colour = PALETTE[5]
+    err = [[v - lo for v, lo in zip(values, lows)], [hi - v for v, hi in zip(values, highs)]]
+    ax.errorbar(values, ys, xerr=err, fmt="o", color=colour, ecolor=colour, capsize=5, markersize=6,
+                label="released value" + ("" if result.exact else " with its 95% noise interval"))
+    points = [*lows, *highs]
+    if m.name == "tvd" and isinstance(m.details, TVDDetails) and result.exact:
+        nats = [b.mi_nats for b in m.details.baseline]
+        ax.scatter(nats, ys[:len(nats)], marker="D", facecolors="none", edgecolors=PALETTE[6], zorder=3,
+                   label="I(P;O|A) in nats (Pinsker: U_MI^TVD ≤ I)")
+        points += nats
+    lo, hi = min(points), max(points)
+    if lo <= 0 or lo < 0.3 * hi:  # zero is in view unless it would squash the interval
+        lo = min(lo, 0.0)
+        ax.axvline(0.0, color="#555555", linewidth=0.8, linestyle="--")
+    pad = (hi - lo) * 0.08 or max(abs(hi) * 0.1, 1e-6)
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(-0.7, len(labels) - 0.3)
+    ax.set_yticks(ys, labels)
+    ax.set_xlabel(UNITS.get(m.name, m.title))
+    ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    if len(ax.get_legend_handles_labels()[0]) > 1 or not result.exact:
+        fig.legend(loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+    if result.exact:
+        caption = f"{m.title}: exact value per criterion and their sum (no noise, so no interval)."
+    else:
+        caption = (f"{m.title}: released value {fmt(m.value)} (dot) with its 95% noise interval "
+                   f"[{fmt(m.release.interval[0])}, {fmt(m.release.interval[1])}] (bar), ε = {fmt(m.release.epsilon)}.")
+    return figure_svg(fig, caption=caption, label=f"values-{m.name}")
+
+
+def _heatmap(cmap: CellMDMap, index: int, cells: str) -> str:
+    """MD(a,p,o) of one criterion as a heat map: P × O for one block, (p, o) pairs × blocks otherwise;
+    the longer axis runs across, and at most 40 × 100 rows/columns (those with the largest MD) are drawn."""
+    import numpy as np
+
+    label = f"md-map-{index}"
+    if cmap.md is None:
+        return note(f"{cmap.criterion}: {fmt(cmap.cells)} cells, too many for a heat map; the top cells above "
+                    "name the ones that matter.")
+    md = np.asarray(cmap.md, dtype=float)
+    blocks, n_p, n_o = md.shape
+    if blocks == 1:
+        grid = md[0]
+        row_names = [_labels(p) for p in cmap.protected]
+        col_names = [_labels(o) for o in cmap.outcome]
+        row_axis, col_axis = _columns(cmap.protected, "protected"), _columns(cmap.outcome, "outcome")
+    else:
+        grid = md.reshape(blocks, n_p * n_o).T
+        row_names = [f"{_labels(p)} · {_labels(o)}" for p in cmap.protected for o in cmap.outcome]
+        col_names = [_labels(a) for a in cmap.blocks]
+        row_axis = f"{_columns(cmap.protected, 'protected')} · {_columns(cmap.outcome, 'outcome')}"
+        col_axis = _columns(cmap.blocks, "admissible") + " (block a)"
+    if grid.shape[0] > grid.shape[1]:  # the longer axis across the page
+        grid, row_names, col_names, row_axis, col_axis = grid.T, col_names, row_names, col_axis, row_axis
+    shown = ""
+    rows_kept = _largest(grid.sum(axis=1), _MAP_ROWS)
+    cols_kept = _largest(grid.sum(axis=0), _MAP_COLS)
+    if len(rows_kept) < grid.shape[0] or len(cols_kept) < grid.shape[1]:
+        shown = (f" Showing the {len(rows_kept)} of {grid.shape[0]} rows and {len(cols_kept)} of {grid.shape[1]} "
+                 "columns with the largest total MD.")
+    grid = grid[np.ix_(rows_kept, cols_kept)]
+    row_names = [row_names[i] for i in rows_kept]
+    col_names = [col_names[j] for j in cols_kept]
+    n_rows, n_cols = grid.shape
+    annotate = grid.size <= _ANNOTATE and n_cols <= 8
+    width = min(7.5, max(4.5, 2.8 + (0.75 if annotate else 0.42) * n_cols))
+    longest = max(map(len, col_names), default=0)
+    rotate = n_cols > 8 or longest > 10
+    height = min(9.0, max(2.4, 1.3 + 0.3 * n_rows + (0.06 * min(longest, 24) if rotate else 0)))
+    fig, ax = new_figure(width, height)
+    vmax = float(grid.max()) if grid.size and grid.max() > 0 else 1.0
+    from matplotlib import colormaps
+
+    steps = colormaps["cividis"].resampled(32)  # 32 shades: as readable, and a colour bar of 32 vector patches
+    mesh = ax.pcolormesh(grid, cmap=steps, vmin=0.0, vmax=vmax, edgecolors="white", linewidth=0.4)
+    ax.invert_yaxis()
+    step_r = max(1, math.ceil(n_rows / 40))
+    step_c = max(1, math.ceil(n_cols / 30))
+    ax.set_yticks([i + 0.5 for i in range(0, n_rows, step_r)], row_names[::step_r], fontsize=8)
+    ax.set_xticks([j + 0.5 for j in range(0, n_cols, step_c)], col_names[::step_c], fontsize=8,
+                  rotation=(90 if n_cols > 8 else 35) if rotate else 0, ha="right" if rotate and n_cols <= 8 else "center",
+                  rotation_mode="anchor" if rotate and n_cols <= 8 else "default")
+    ax.set_ylabel(row_axis)
+    ax.set_xlabel(col_axis)
+    bar = fig.colorbar(mesh, ax=ax, label="MD (share of n)")
+    if bar.solids is not None:
+        bar.solids.set_rasterized(False)  # vector, not an embedded PNG: the page holds no image
+        bar.solids.set_edgecolor("face")  # no hairline gaps between the shades
+    if annotate:
+        for i in range(n_rows):
+            for j in range(n_cols):
+                value = float(grid[i, j])
+                ax.text(j + 0.5, i + 0.5, fmt(value), ha="center", va="center", fontsize=7,
+                        color="white" if value < 0.55 * vmax else "black")
+    mode = " Observed-cell mode: empty cells count 0." if cells == "observed" else ""
+    caption = (f"MD(a,p,o) of every cell of {cmap.criterion} (darker: closer to independence, lighter: further)."
+               f"{shown}{mode}")
+    return figure_svg(fig, caption=caption, label=label)
+
+
+# -- small helpers ----------------------------------------------------------------------------------
+
+def _largest(totals: Any, limit: int) -> list[int]:
+    """Indices of the ``limit`` largest totals, in their original order (all when there are fewer)."""
+    if len(totals) <= limit:
+        return list(range(len(totals)))
+    import numpy as np
+
+    return sorted(int(i) for i in np.argsort(-np.asarray(totals), kind="stable")[:limit])
+
+
+def _labels(values: Mapping[str, Any]) -> str:
+    """A cell side's values: ``Female`` for one column, ``sex=Female, race=Black`` for several."""
+    if len(values) == 1:
+        return str(next(iter(values.values())))
+    return ", ".join(f"{k}={v}" for k, v in values.items())
+
+
+def _columns(sides: Sequence[Mapping[str, Any]], fallback: str) -> str:
+    """The column names of one side (from its first label), e.g. ``sex`` or ``sex, race``."""
+    return ", ".join(sides[0]) if sides and sides[0] else fallback
+
+
+def _repair_text(block: BlockRepairDetail) -> str:
+    """One block's repair in words: the cells that gain or lose rows, or the groups deleted and kept."""
+    parts = []
+    if block.changes:
+        changes = sorted(block.changes, key=lambda c: -abs(c.change))
+        for c in changes[:_MAX_CHANGES]:
+            verb = "add" if c.change > 0 else "delete"
+            cell = ", ".join(f"{k}={v}" for side in (c.protected, c.outcome) for k, v in side.items())
+            parts.append(f"{verb} {fmt(abs(c.change))} rows ({cell}): {fmt(c.count)} → {fmt(c.repaired)}")
+        if len(changes) > _MAX_CHANGES:
+            parts.append(f"and {len(changes) - _MAX_CHANGES} smaller changes")
+    if block.deleted:
+        parts.append("delete the groups " + "; ".join(_labels(g) for g in block.deleted))
+    if block.kept and block.target is not None:
+        counts = ", ".join(f"{_labels({k: v for k, v in t.items() if k != 'count'})}: {fmt(t.get('count'))}"
+                           for t in block.target)
+        parts.append(f"each kept group ({'; '.join(_labels(g) for g in block.kept)}) gets the outcome counts {counts}")
+    return "; ".join(parts) or block.method
+
+
+def _reasons(result: AuditResult) -> list[str]:
+    return sorted({r for m in result.measures.values() for r in m.release.reasons})
