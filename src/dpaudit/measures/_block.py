@@ -30,6 +30,8 @@ class BlockRepair:
         ``bag``/``set``: the protected values kept (the others are deleted).
     target : ndarray or None
         ``bag``/``set``: the outcome count vector (``set``: support) every kept value is given.
+    timed_out : bool
+        The solver stopped at its time limit (then ``lower < upper`` may remain).
     """
 
     lower: float
@@ -39,3 +41,10 @@ class BlockRepair:
     repaired: np.ndarray | None = None
     kept: np.ndarray | None = None
     target: np.ndarray | None = None
+    timed_out: bool = False
+
+    @property
+    def status(self) -> str:
+        """``"exact"`` (the minimum is known), ``"timed out"`` (bounds left by the time limit) or
+        ``"bounds"`` (the method gives bounds that need not meet)."""
+        return "exact" if self.exact else "timed out" if self.timed_out else "bounds"
