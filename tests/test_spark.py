@@ -368,3 +368,20 @@ def test_parquet_written_by_spark_counts_like_duckdb(spark, tmp_path):
     schema = Schema({"g": Categorical(["a", "b", "c"]), "x": Binned([0, 1, 2, 3], missing="NA")})
     assert pq.read_table(part).num_rows == 200
     assert_same(counts_of(_spark.read_file(part), ["g ⊥ x"], schema), counts_of(part, ["g ⊥ x"], schema))
+
+
+def test_a_session_dpaudit_starts_keeps_stderr_quiet(tmp_path):
+    """A fresh process (no active session): Spark's start-up logging (default log4j profile notice,
+    WARN lines) stays off stderr; dpaudit's own output is all there is on stdout."""
+    import subprocess
+
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"g": ["a", "b"] * 20, "y": [0, 1, 1, 0] * 10}).to_csv(data, index=False)
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"columns": {"g": {"type": "categorical", "values": ["a", "b"]}, "y": {"type": "categorical", "values": [0, 1]}}}))
+    done = subprocess.run([sys.executable, "-m", "dpaudit", "fairness", str(data), "-c", "g ⊥ y", "-m", "tvd",
+                           "--exact", "--schema", str(schema), "--engine", "spark", "--json"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "SPARK_CONF_DIR": ""})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["n"] == 40
+    assert "log4j profile" not in done.stderr and " WARN " not in done.stderr, done.stderr

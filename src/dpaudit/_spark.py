@@ -76,6 +76,9 @@ def session() -> Any:
         raise DataError("Spark needs Java (17 or newer) and none was found: install a JDK and set JAVA_HOME "
                         "or put java on PATH, or use the default engine (--engine duckdb)")
     builder = SparkSession.builder.appName("dpaudit").config("spark.ui.showConsoleProgress", "false")
+    if not os.environ.get("SPARK_CONF_DIR"):  # the user's own log4j2 configuration wins
+        quiet = Path(__file__).with_name("_spark_log4j2.properties")
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={quiet.as_uri()}")
     master = os.environ.get(MASTER_ENV, "").strip()
     if master:
         builder = builder.master(master)
