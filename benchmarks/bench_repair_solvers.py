@@ -16,7 +16,8 @@ real MaxSAT/CP solver with a time limit". This script measures the candidates on
     ``dpaudit.measures._center_cpsat.solve_center``: OR-Tools CP-SAT on the integer formulation
     (one integer t_o per outcome, one |c_po − t_o| per cell, one min per protected value).
 ``rc2-bool``
-    pysat RC2 (core-guided MaxSAT, stratified) on a compressed boolean formulation written here —
+    pysat RC2 (core-guided MaxSAT, stratified) on the compressed boolean formulation of
+    ``dpaudit.measures._center_rc2`` (imported from there) —
     "one boolean per protected value, one per distinct column class": k_p says protected value p is
     kept; for each outcome o with distinct positive counts v₁ < … < v_m, y_oj says t_o ≥ v_j (an
     order encoding, hard clauses y_o,j+1 → y_oj). The tuple columns (o, i) with v_{j−1} < i ≤ v_j are
@@ -26,6 +27,9 @@ real MaxSAT/CP solver with a time limit". This script measures the candidates on
     is U_R^bag exactly (t_o only needs values in {0} ∪ {c_po}, where a median lies).
 ``cpsat-bool``
     CP-SAT on that same boolean formulation (so the comparison separates solver from formulation).
+``hybrid``
+    What dpaudit runs above the enumeration limit: RC2 and CP-SAT (integer formulation, incumbents)
+    together, stopped when either proves the optimum or RC2's bound meets CP-SAT's incumbent.
 ``enumeration``
     ``repair_block`` where its exact enumeration applies (grid or subsets ≤ 2**22 candidates).
 
@@ -49,10 +53,8 @@ import math
 import os
 import platform
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -60,88 +62,26 @@ _SRC = Path(__file__).resolve().parents[1] / "src"
 if (_SRC / "dpaudit" / "__init__.py").is_file():
     sys.path.insert(0, str(_SRC))
 
+# the formulation lives in the library; solve_rc2 and compute_within are re-exported for benchmarks/_suite
 from dpaudit.measures._center_cpsat import solve_center  # noqa: E402
+from dpaudit.measures._center_rc2 import (  # noqa: E402, F401
+    center_cost,
+    column_classes,
+    compute_within,
+    solve_hybrid,
+    solve_rc2,
+    target_from,
+)
 from dpaudit.measures.repair import ENUMERATION_LIMIT, repair_block  # noqa: E402
 
 SO_PATH = Path("/work/shared/datasets/stackoverflow/so_countries_col_new.csv.gz")
 
 
-# ---------------------------------------------------------------------------------------------------
-# the compressed boolean formulation
-def column_classes(rows: np.ndarray) -> list[tuple[int, int, int, np.ndarray]]:
-    """(o, threshold v_j, weight v_j − v_{j−1}, holders c_po ≥ v_j) for every outcome and distinct value."""
-    out = []
-    for o in range(rows.shape[1]):
-        values = np.unique(rows[:, o])
-        values = values[values > 0]
-        previous = 0
-        for v in values.tolist():
-            out.append((o, int(v), int(v - previous), rows[:, o] >= v))
-            previous = v
-    return out
-
-
-def bool_model(rows: np.ndarray):
-    """Variables, hard and weighted soft clauses of the compressed formulation (1-based literals)."""
-    m = rows.shape[0]
-    classes = column_classes(rows)
-    keep = list(range(1, m + 1))
-    y = list(range(m + 1, m + 1 + len(classes)))
-    hard = []
-    for k in range(1, len(classes)):
-        if classes[k][0] == classes[k - 1][0]:  # same outcome: t_o ≥ v_j → t_o ≥ v_{j−1}
-            hard.append([-y[k], y[k - 1]])
-    soft = [([keep[p]], int(rows[p].sum())) for p in range(m)]
-    for k, (_, _, weight, holders) in enumerate(classes):
-        for p in range(m):
-            soft.append(([-keep[p], y[k] if holders[p] else -y[k]], weight))
-    return keep, y, classes, hard, soft
-
-
-def target_from(classes, y_true: list[bool], n_out: int) -> np.ndarray:
-    t = np.zeros(n_out)
-    for (o, v, _, _), on in zip(classes, y_true):
-        if on:
-            t[o] = max(t[o], v)
-    return t
-
-
-def center_cost(rows: np.ndarray, t: np.ndarray) -> float:
-    return float(np.minimum(np.abs(rows - t[None, :]).sum(axis=1), rows.sum(axis=1)).sum())
-
-
-def compute_within(rc2: Any, limit: float) -> Any:
-    """``rc2.compute()``, interrupted after ``limit`` seconds: the model, or None if interrupted."""
-    timer = threading.Timer(limit, rc2.interrupt)
-    timer.start()
-    try:
-        return rc2.compute(expect_interrupt=True)
-    finally:
-        timer.cancel()
-
-
-def solve_rc2(rows: np.ndarray, limit: float) -> dict:
-    from pysat.examples.rc2 import RC2Stratified
-    from pysat.formula import WCNF
-
-    _, y, classes, hard, soft = bool_model(rows)
-    wcnf = WCNF()
-    for clause in hard:
-        wcnf.append(clause)
-    for clause, weight in soft:
-        wcnf.append(clause, weight=weight)
-    start = time.perf_counter()
-    rc2 = RC2Stratified(wcnf, solver="g3", adapt=True, exhaust=True, minz=True)
-    model = compute_within(rc2, limit)
-    elapsed = time.perf_counter() - start
-    lower = float(rc2.cost)
-    rc2.delete()
-    if model is None:
-        return {"time": elapsed, "lower": lower, "upper": math.nan, "optimal": False}
-    true = {lit for lit in model if lit > 0}
-    t = target_from(classes, [v in true for v in y], rows.shape[1])
-    upper = center_cost(rows, t)
-    return {"time": elapsed, "lower": lower, "upper": upper, "optimal": upper == lower}
+def solve_hybrid_(rows: np.ndarray, limit: float) -> dict:
+    """What dpaudit runs: RC2 and CP-SAT together (``_center_rc2.solve_hybrid``)."""
+    h = solve_hybrid(rows, binary=False, time_limit=limit)  # its own worker count, as dpaudit runs it
+    return {"time": h.elapsed, "lower": h.lower, "upper": h.upper, "optimal": h.lower == h.upper,
+            "method": f"closed by {h.closed_by}" if h.closed_by else "time limit"}
 
 
 def solve_cpsat_bool(rows: np.ndarray, limit: float, workers: int) -> dict:
@@ -262,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpsat-int": lambda r: solve_cpsat_int(r, args.limit, args.workers),
         "rc2-bool": lambda r: solve_rc2(r, args.limit),
         "cpsat-bool": lambda r: solve_cpsat_bool(r, args.limit, args.workers),
+        "hybrid": lambda r: solve_hybrid_(r, args.limit),
     }
     header = f"{'block':<28} {'shape':>6} {'max':>6} {'classes':>7}  {'solver':<11} {'time s':>8} {'lower':>9} {'upper':>9}  optimal"
     print(header)

@@ -11,6 +11,7 @@ from hypothesis.extra.numpy import arrays
 
 from dpaudit import Categorical, DPAuditError, Schema, audit
 from dpaudit.measures import _center as center_module
+from dpaudit.measures._center_rc2 import Hybrid
 from dpaudit.measures.repair import repair_block, two_row_ci, u_r
 
 
@@ -108,14 +109,22 @@ def test_bag_subset_and_grid_enumerations_agree():
         assert center_module._cost_of(rows, subset_t)[0] == subset_value
 
 
-def test_cpsat_fallback_matches_enumeration(monkeypatch):
+def test_solver_fallback_matches_enumeration(monkeypatch):
     rng = np.random.default_rng(4)
     tables = [rng.integers(0, 9, size=(7, 3)) for _ in range(5)]
-    exact = [repair_block(t, "bag").lower for t in tables]
+    exact = {s: [repair_block(t, s).lower for t in tables] for s in ("bag", "set")}
     monkeypatch.setattr(center_module, "ENUMERATION_LIMIT", 1)
-    for t, value in zip(tables, exact):
+    for semantics, values in exact.items():
+        for t, value in zip(tables, values):
+            res = repair_block(t, semantics, time_limit=20)
+            assert res.method.startswith("RC2 + CP-SAT") and "gap closed by" in res.method
+            assert res.exact and res.status == "exact" and not res.timed_out and res.lower == value
+    # CP-SAT alone (no RC2) still proves these small blocks
+    monkeypatch.setattr(center_module, "rc2_available", lambda: False)
+    monkeypatch.setattr("dpaudit.measures._center_rc2.rc2_available", lambda: False)
+    for t, value in zip(tables, exact["bag"]):
         res = repair_block(t, "bag", time_limit=20)
-        assert res.method.startswith("CP-SAT") and res.exact and res.lower == value
+        assert res.method.startswith("CP-SAT (RC2 unavailable") and res.exact and res.lower == value
 
 
 def test_stack_overflow_male_block_is_fast_and_exact():
@@ -165,8 +174,8 @@ def test_audit_dp_release_and_caveat_on_timeouts(monkeypatch):
     res = audit(df, "g ⊥ y", measures=("repair",), schema=schema, epsilon=1.0, semantics="bag")
     assert res.dp and res["repair"].release.scale == 2.0 and "per_block" not in res.to_dict()["measures"]["repair"]
     monkeypatch.setattr(center_module, "ENUMERATION_LIMIT", 1)
-    monkeypatch.setattr("dpaudit.measures._center_cpsat.solve_center",
-                        lambda rows, binary, time_limit: (0.0, float(rows.sum()), np.zeros(rows.shape[1])))
+    monkeypatch.setattr(center_module, "solve_hybrid", lambda rows, binary, time_limit: Hybrid(
+        0.0, float(rows.sum()), np.zeros(rows.shape[1]), None, True, time_limit))
     res = audit(df, "g ⊥ y", measures=("repair",), schema=schema, epsilon=1.0, semantics="bag")
     assert not res.dp
     assert any("solver limit" in r for r in res["repair"].release.reasons)

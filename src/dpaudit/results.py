@@ -17,10 +17,13 @@ from dpaudit.criteria import Criterion
 from dpaudit.privacy import Release
 
 __all__ = ["MIBaseline", "TopCell", "NamedCell", "SelectionInfo", "CellChange", "BlockRepairDetail", "TVDDetails",
-           "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails", "RepairDetails", "MeasureDetails", "MeasureResult",
+           "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails", "RepairDetails", "REPAIR_STATUSES", "MeasureDetails", "MeasureResult",
            "BudgetState", "AuditResult", "details_from_dict"]
 
 Labels = Mapping[str, Any]
+#: The status of a U_R block's repair: the minimum is known, the method gives bounds that need not
+#: meet, or a solver's time limit left a gap.
+REPAIR_STATUSES = ("exact", "bounds", "timed out")
 
 
 def _plain_fields(obj: Any) -> dict[str, Any]:
@@ -103,7 +106,10 @@ class BlockRepairDetail:
     """The repair of one block A = a: bounds, method, and what it changes.
 
     ``ci`` repairs list ``changes``; ``bag``/``set`` repairs list the protected groups ``kept`` and
-    ``deleted`` and the outcome counts ``target`` every kept group is given.
+    ``deleted`` and the outcome counts ``target`` every kept group is given. ``status`` is one of
+    :data:`REPAIR_STATUSES`: ``"exact"`` (the minimum is known), ``"bounds"`` (the method gives
+    bounds that need not meet) or ``"timed out"`` (a solver's time limit left a gap); a document
+    written before the field existed gets it from ``exact`` and ``method``.
     """
 
     criterion: str
@@ -117,9 +123,16 @@ class BlockRepairDetail:
     kept: tuple[Labels, ...] | None = None
     deleted: tuple[Labels, ...] | None = None
     target: tuple[Labels, ...] | None = None
+    status: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.status:  # older documents: inexact bag/set blocks were always solver time-outs
+            status = "exact" if self.exact else "timed out" if "time limit" in self.method else "bounds"
+            object.__setattr__(self, "status", status)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in ("criterion", "admissible", "value", "lower", "upper", "exact", "method")}
+        out = {k: getattr(self, k)
+               for k in ("criterion", "admissible", "value", "lower", "upper", "exact", "status", "method")}
         out["admissible"] = dict(self.admissible)
         if self.changes is not None:
             out["changes"] = [c.to_dict() for c in self.changes]
@@ -137,7 +150,7 @@ class BlockRepairDetail:
         changes = doc.get("changes")
         return cls(doc["criterion"], doc["admissible"], doc["value"], doc["lower"], doc["upper"], doc["exact"],
                    doc["method"], None if changes is None else tuple(CellChange(**c) for c in changes),
-                   labels("kept"), labels("deleted"), labels("target"))
+                   labels("kept"), labels("deleted"), labels("target"), doc.get("status") or "")
 
 
 @dataclass(frozen=True)
@@ -209,15 +222,35 @@ class PrivateTopCellsDetails:
 
 @dataclass(frozen=True)
 class RepairDetails:
-    """U_R's curator view: every non-empty block's repair."""
+    """U_R's curator view: every non-empty block's repair.
+
+    ``status`` sums up the blocks': ``"exact"`` when every block is, else ``"timed out"`` when a
+    solver's time limit left a gap in some block, else ``"bounds"``; :meth:`status_counts` counts them.
+    """
 
     semantics: str
     exact: bool
     upper: float
     per_block: tuple[BlockRepairDetail, ...]
 
+    @property
+    def status(self) -> str:
+        statuses = {b.status for b in self.per_block}
+        return ("exact" if self.exact and statuses <= {"exact"} else "timed out" if "timed out" in statuses
+                else "bounds")
+
+    def status_counts(self) -> dict[str, int]:
+        """How many blocks are exact, bounds, timed out (only the statuses that occur, in that order)."""
+        counts = {s: sum(b.status == s for b in self.per_block) for s in REPAIR_STATUSES}
+        return {s: n for s, n in counts.items() if n}
+
+    def status_line(self) -> str:
+        """E.g. ``"11 blocks: 9 exact, 2 timed out"``."""
+        n = len(self.per_block)
+        return f"{n} block{'s' if n != 1 else ''}: " + ", ".join(f"{v} {k}" for k, v in self.status_counts().items())
+
     def to_dict(self) -> dict[str, Any]:
-        return {"semantics": self.semantics, "exact": self.exact, "upper": self.upper,
+        return {"semantics": self.semantics, "exact": self.exact, "status": self.status, "upper": self.upper,
                 "per_block": [b.to_dict() for b in self.per_block]}
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -80,8 +80,13 @@ class Measure:
         """Exact, curator-only explanation (baseline, top cells, repairs); None by default."""
         return None
 
-    def assess(self, tables: Sequence[Any], *, details: bool) -> Assessment:
-        """Per-criterion values, the curator-only details (when ``details``) and DP caveats."""
+    def assess(self, tables: Sequence[Any], *, details: bool,
+               progress: Callable[[str], None] | None = None) -> Assessment:
+        """Per-criterion values, the curator-only details (when ``details``) and DP caveats.
+
+        ``progress``, when given, may be called with a short line as parts of a long computation
+        finish (U_R: every block); :func:`dpaudit.audit` passes its own callback.
+        """
         return Assessment(self.per_criterion(tables), self.details(tables) if details else None)
 
     # -- a private explanation, paid from a share of the measure's ε --------------------------------

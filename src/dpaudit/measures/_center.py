@@ -1,23 +1,29 @@
 """The ``bag``/``set`` repair of one block: min_t Σ_p min(‖c_p − t‖₁, ‖c_p‖₁), exactly.
 
 Enumerates whichever is smaller — the grid of outcome targets t or the subsets of kept protected
-values (medians by sorted prefix sums, vectorised) — up to :data:`ENUMERATION_LIMIT` candidates;
-larger blocks go to OR-Tools CP-SAT with a time limit, which reports proven bounds (see
-:mod:`dpaudit.measures.repair` for the derivation).
+values (medians by sorted prefix sums, vectorised) — up to :data:`ENUMERATION_LIMIT` candidates
+(from :data:`RACE_LIMIT` on raced against RC2, the first to finish wins); larger blocks go to RC2
+(PySAT, the proof) and OR-Tools CP-SAT (incumbents) together within a time limit
+(:mod:`dpaudit.measures._center_rc2`), which report proven bounds and which solver closed the gap
+(see :mod:`dpaudit.measures.repair` for the derivation).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
 from dpaudit.measures._block import REL_TOL, BlockRepair
+from dpaudit.measures._center_rc2 import race_enumeration, rc2_available, solve_hybrid
 
-__all__ = ["center_block", "ENUMERATION_LIMIT"]
+__all__ = ["center_block", "ENUMERATION_LIMIT", "RACE_LIMIT"]
 
 #: Largest number of candidates (t grid points or subsets) enumerated exactly.
 ENUMERATION_LIMIT = 1 << 22
+#: From this many candidates on, the enumeration races RC2 (two threads; the first to finish wins).
+RACE_LIMIT = 1 << 16
 _CHUNK_ELEMENTS = 1 << 22  # elements per vectorised chunk (bounded memory)
 
 
@@ -25,13 +31,16 @@ _CHUNK_ELEMENTS = 1 << 22  # elements per vectorised chunk (bounded memory)
 
 # ---------------------------------------------------------------------------------------------------
 # bag and set: min_t Σ_p min(‖c_p − t‖₁, ‖c_p‖₁)
-def _grid_search(rows: np.ndarray, grids: list[np.ndarray]) -> tuple[float, np.ndarray]:
+def _grid_search(rows: np.ndarray, grids: list[np.ndarray], stop: threading.Event | None = None
+                 ) -> tuple[float, np.ndarray]:
     totals = rows.sum(axis=1)
     sizes = [len(g) for g in grids]
     count = int(np.prod(sizes))
     step = max(1, _CHUNK_ELEMENTS // (rows.size or 1))
     best, best_t = math.inf, np.zeros(rows.shape[1])
     for start in range(0, count, step):
+        if stop is not None and stop.is_set():
+            break
         flat = np.arange(start, min(start + step, count))
         t = np.stack([g[i] for g, i in zip(grids, np.unravel_index(flat, sizes))], axis=1)
         dist = np.abs(rows[None, :, :] - t[:, None, :]).sum(axis=2)
@@ -42,7 +51,7 @@ def _grid_search(rows: np.ndarray, grids: list[np.ndarray]) -> tuple[float, np.n
     return best, best_t
 
 
-def _subset_search(rows: np.ndarray) -> tuple[float, np.ndarray]:
+def _subset_search(rows: np.ndarray, stop: threading.Event | None = None) -> tuple[float, np.ndarray]:
     """Every kept set S' ⊆ rows: Σ_o Σ_{p∈S'} |c_po − median| + Σ_{p∉S'} ‖c_p‖₁, vectorised."""
     m, n_out = rows.shape
     totals = rows.sum(axis=1)
@@ -52,6 +61,8 @@ def _subset_search(rows: np.ndarray) -> tuple[float, np.ndarray]:
     bits = 1 << np.arange(m)
     best, best_mask = math.inf, 0
     for start in range(0, 1 << m, step):
+        if stop is not None and stop.is_set():
+            break
         masks = np.arange(start, min(start + step, 1 << m))
         member = (masks[:, None] & bits[None, :]) > 0  # (S, m)
         size = member.sum(axis=1)
@@ -92,21 +103,30 @@ def center_block(table: np.ndarray, *, binary: bool, time_limit: float) -> Block
     grids = [np.unique(np.append(rows[:, o], 0.0)) for o in range(rows.shape[1])]
     grid_size = math.prod(len(g) for g in grids)
     subsets = 1 << len(active) if len(active) < 63 else math.inf
+    timed_out = False
     if min(grid_size, subsets) <= ENUMERATION_LIMIT:
         if grid_size <= subsets:
-            value, target = _grid_search(rows, grids)
-            method = f"exact enumeration of {grid_size:,} outcome targets"
+            what = f"exact enumeration of {grid_size:,} outcome targets"
+            search = lambda stop: _grid_search(rows, grids, stop)  # noqa: E731
         else:
-            value, target = _subset_search(rows)
-            method = f"exact enumeration of {subsets:,} kept sets"
+            what = f"exact enumeration of {subsets:,} kept sets"
+            search = lambda stop: _subset_search(rows, stop)  # noqa: E731
+        if min(grid_size, subsets) < RACE_LIMIT or not rc2_available():
+            (value, target), method = search(None), what
+        else:  # RC2 is often much faster on large blocks, sometimes slower: the first to finish wins
+            value, target, winner = race_enumeration(rows, search)
+            method = f"{what} (raced with RC2)" if winner == "enumeration" else f"RC2 (raced with {what})"
         lower = upper = value
     else:
-        from dpaudit.measures._center_cpsat import solve_center
-
-        lower, upper, target = solve_center(rows, binary=binary, time_limit=time_limit)
-        method = f"CP-SAT (time limit {time_limit:g} s)"
+        hybrid = solve_hybrid(rows, binary=binary, time_limit=time_limit)
+        lower, upper, target, timed_out = hybrid.lower, hybrid.upper, hybrid.target, hybrid.timed_out
+        solvers = "RC2 + CP-SAT" if rc2_available() else "CP-SAT (RC2 unavailable: pip install python-sat)"
+        closed = (f"gap closed by {hybrid.closed_by}" if hybrid.closed_by
+                  else "time limit hit" if timed_out else "gap left")
+        method = f"{solvers} (time limit {time_limit:g} s): {closed}"
     cost, keep_active = _cost_of(rows, target)
     upper = min(upper, cost)
     kept[active] = keep_active
     exact = upper - lower <= REL_TOL * max(upper, 1.0)
-    return BlockRepair(float(lower), float(upper), exact, method, kept=kept, target=target)
+    return BlockRepair(float(lower), float(upper), exact, method, kept=kept, target=target,
+                       timed_out=timed_out and not exact)

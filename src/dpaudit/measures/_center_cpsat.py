@@ -8,14 +8,15 @@ time limit; both are reported, and the result is exact when they meet.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-__all__ = ["solve_center"]
+__all__ = ["solve_center", "center_model"]
 
 
-def solve_center(rows: np.ndarray, *, binary: bool, time_limit: float, hint: np.ndarray | None = None,
-                 workers: int = 2) -> tuple[float, float, np.ndarray]:
-    """Lower bound, upper bound and best target vector t for one block (rows: protected × outcome)."""
+def center_model(rows: np.ndarray, *, binary: bool, hint: np.ndarray | None = None) -> tuple[Any, list[Any]]:
+    """The CP-SAT model of one block (rows: protected × outcome) and its target variables t."""
     from ortools.sat.python import cp_model
 
     counts = np.rint(rows).astype(np.int64)
@@ -40,12 +41,22 @@ def solve_center(rows: np.ndarray, *, binary: bool, time_limit: float, hint: np.
     if hint is not None:
         for var, value in zip(t, hint):
             model.add_hint(var, int(value))
+    return model, t
+
+
+def solve_center(rows: np.ndarray, *, binary: bool, time_limit: float, hint: np.ndarray | None = None,
+                 workers: int = 2) -> tuple[float, float, np.ndarray]:
+    """Lower bound, upper bound and best target vector t for one block (rows: protected × outcome)."""
+    from ortools.sat.python import cp_model
+
+    model, t = center_model(rows, binary=binary, hint=hint)
+    totals = np.rint(rows).astype(np.int64).sum(axis=1)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = workers
     status = solver.Solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return 0.0, float(totals.sum()), np.zeros(n_out)
+        return 0.0, float(totals.sum()), np.zeros(len(t))
     target = np.array([solver.Value(v) for v in t], dtype=np.float64)
     upper = float(solver.ObjectiveValue())
     # the objective is an integer, so a fractional proven bound rounds up

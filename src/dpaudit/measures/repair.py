@@ -26,9 +26,13 @@ each block is solved from its count table ``c[p, o]`` alone (never from rows). T
     distinct (p, o) pairs must become a product P' × O'.
 
 Both ``bag`` and ``set`` are solved exactly by enumerating whichever is smaller — the t grid or the
-subsets S' (medians by sorted prefix sums, vectorised) — up to ``2**22`` candidates; larger blocks go
-to OR-Tools CP-SAT on the compressed formulation (one integer per outcome, one cost per protected
-value) with a time limit, which reports proven lower and upper bounds.
+subsets S' (medians by sorted prefix sums, vectorised) — up to ``2**22`` candidates, from ``2**16`` on
+raced against RC2 (the first to finish wins). Larger blocks go to RC2 (PySAT, core-guided MaxSAT on
+the compressed boolean formulation: one boolean per protected value, one per distinct column class;
+the proof) and OR-Tools CP-SAT (one integer per outcome, one cost per protected value; incumbents)
+together within the time limit (:mod:`dpaudit.measures._center_rc2`): exact when either proves the
+optimum or RC2's bound meets CP-SAT's incumbent (``method`` says which closed the gap), else proven
+lower and upper bounds with ``timed_out``.
 
 The ci closed form for two rows n₁, n₂ (spec §2.3): with ρ = u₂/u₁ the cost is
 ``min(1, 1/ρ)·Σ_j |n₂ⱼ − ρ·n₁ⱼ|``. For ρ ≤ 1 it is Σ_j n₁ⱼ|n₂ⱼ/n₁ⱼ − ρ| (+ Σ_{n₁ⱼ=0} n₂ⱼ), a weighted
@@ -41,7 +45,8 @@ Replace-one sensitivity: 2 per criterion for every semantics (docs/privacy.md, "
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -135,7 +140,8 @@ def describe_block(table: Any, block_index: int, result: BlockRepair, *, top: in
         target = tuple({**table.cell_labels(block_index, 0, int(o))["outcome"], "count": float(result.target[o])}
                        for o in range(len(result.target)))
     return BlockRepairDetail(str(table.criterion), table.cell_labels(block_index, 0, 0)["admissible"], result.lower,
-                             result.lower, result.upper, result.exact, result.method, changes, kept, deleted, target)
+                             result.lower, result.upper, result.exact, result.method, changes, kept, deleted, target,
+                             status=result.status)
 
 
 @dataclass(frozen=True)
@@ -147,7 +153,8 @@ class Repair(Measure):
     semantics : {"ci", "bag", "set"}, default "ci"
         What "repaired" means (module docstring).
     time_limit : float, default 10
-        Seconds per block for the solver on blocks too large to enumerate (bag/set).
+        Seconds per block for the solvers (RC2 and CP-SAT together) on blocks too large to
+        enumerate (bag/set); a block they leave with a gap has status ``"timed out"``.
 
     Examples
     --------
@@ -179,10 +186,21 @@ class Repair(Measure):
     def criterion_sensitivity(self, conditional: bool, n: int) -> float:
         return 2.0
 
-    def assess(self, tables: Sequence[Any], *, details: bool) -> Assessment:
+    def assess(self, tables: Sequence[Any], *, details: bool,
+               progress: Callable[[str], None] | None = None) -> Assessment:
+        """Per-criterion values, details and caveats; ``progress`` (optional) is called after every
+        block with ``"U_R (bag) P ⊥ O | A: block i/N exact, 12.3 s"`` (status, seconds so far)."""
         per, blocks, caveats = [], [], []
+        total = sum(len(t.counts) for t in tables)
+        done, start = 0, time.perf_counter()
         for t in tables:
-            results = repair_blocks(t.counts, self.semantics, time_limit=self.time_limit)
+            results = []
+            for block in t.counts:
+                results.append(repair_block(block, self.semantics, time_limit=self.time_limit))
+                done += 1
+                if progress is not None:
+                    progress(f"{self.title} ({self.semantics}) {t.criterion}: block {done:,}/{total:,} "
+                             f"{results[-1].status}, {time.perf_counter() - start:.1f} s")
             per.append(math.fsum(r.lower for r in results))
             inexact = [i for i, r in enumerate(results) if not r.exact]
             if inexact and self.semantics != "ci":

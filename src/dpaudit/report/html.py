@@ -314,8 +314,11 @@ def _repair(result: AuditResult) -> str:
              "bag": "A repair deletes whole protected groups and gives every kept group the same outcome counts.",
              "set": "A repair makes each block's distinct (p, o) pairs a product set."}.get(details.semantics, "")
     body += " The total is the sum over the blocks.</p>"
+    body += f"<p>Block status: {esc(details.status_line())}.</p>"
     if not details.exact:
-        body += note(f"A solver stopped at its time limit: the value {fmt(rep.value)} is a proven lower bound and "
+        why = ("A solver stopped at its time limit" if details.status == "timed out"
+               else "Some blocks are solved with bounds that do not meet")
+        body += note(f"{why}: the value {fmt(rep.value)} is a proven lower bound and "
                      f"{fmt(details.upper)} an upper bound.", "warn")
     for i, crit in enumerate(result.criteria):
         blocks = [b for b in details.per_block if b.criterion == str(crit)]
@@ -326,8 +329,8 @@ def _repair(result: AuditResult) -> str:
             body += "<p>Nothing to repair: the criterion holds.</p>"
             continue
         rows = [[_labels(b.admissible) or "(whole table)", b.value,
-                 "exact" if b.exact else f"≤ {fmt(b.upper)}", _repair_text(b)] for b in nonzero[:_MAX_BLOCKS]]
-        body += table(["block A = a", "rows changed", "bound", "what to change"], rows,
+                 "exact" if b.exact else f"{b.status}, ≤ {fmt(b.upper)}", _repair_text(b)] for b in nonzero[:_MAX_BLOCKS]]
+        body += table(["block A = a", "rows changed", "status", "what to change"], rows,
                       numeric=[False, True, False, False])
         rest = nonzero[_MAX_BLOCKS:]
         if rest:

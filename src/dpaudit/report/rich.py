@@ -63,10 +63,11 @@ def print_audit(result: AuditResult, console: Any = None) -> None:
 def _print_repair(console: Any, m: MeasureResult, details: RepairDetails) -> None:
     """What the repair changes: the largest blocks, with their cell changes or kept groups."""
     exact = "exact" if details.exact else f"bounds [{m.value:,.6g}, {details.upper:,.6g}]"
-    console.print(f"[bold]{m.title} ({details.semantics}) repair[/bold] — {exact}; largest blocks:")
+    console.print(f"[bold]{m.title} ({details.semantics}) repair[/bold] — {exact} ({details.status_line()}); "
+                  "largest blocks:")
     for block in sorted(details.per_block, key=lambda b: -b.upper)[:5]:
         where = ", ".join(f"{k}={v}" for k, v in block.admissible.items())
-        bound = "" if block.exact else f" (≤ {block.upper:,.6g})"
+        bound = "" if block.exact else f" ({block.status}, ≤ {block.upper:,.6g})"
         console.print(f"  {block.criterion}{' | ' + where if where else ''}: {block.value:,.6g}{bound}")
         for change in (block.changes or ())[:4]:
             cell = ", ".join(f"{k}={v}" for side in (change.protected, change.outcome) for k, v in side.items())

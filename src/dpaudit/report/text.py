@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.results import AuditResult, NamedCell, PrivateTopCellsDetails, TopCell, TopCellsDetails, TVDDetails
+from dpaudit.results import (
+    AuditResult,
+    NamedCell,
+    PrivateTopCellsDetails,
+    RepairDetails,
+    TopCell,
+    TopCellsDetails,
+    TVDDetails,
+)
 
 if TYPE_CHECKING:
     from dpaudit.mia.results import MiaReport
@@ -51,6 +59,8 @@ def render_audit(result: AuditResult) -> str:
                 lines.append(f"      {str(c):<40} {v:.6g}{extra}")
         for cell in top_cells(m.details):
             lines.append(f"      top cell: {describe_cell(cell)}")
+        if isinstance(m.details, RepairDetails) and m.details.per_block:
+            lines.append(f"      repair ({m.details.semantics}): {m.details.status_line()}")
     reasons = sorted({reason for m in result.measures.values() for reason in m.release.reasons})
     if reasons:
         lines += ["", "  not DP because:"] + [f"    - {r}" for r in reasons]

@@ -1,0 +1,240 @@
+"""Exact ``ci`` of a block: spatial branch and bound over the column factor v (docs/fairness.md, "ci").
+
+ci(c) = min over u ≥ 0, v ≥ 0 of Σ_{p,o} |c_po − u_p v_o|. The objective is invariant under
+(u, v) → (u/t, t·v), so v ranges over the simplex Σ_o v_o = 1 (the table is transposed so that v is
+the smaller side). The search covers the simplex by boxes [l, h]; a box is discarded when a certified
+lower bound on the objective over it is at least the incumbent·(1 − ``REL_GAP``). Two bounds:
+
+*separable bound* — Σ_p min_u Σ_o dist(c_po, [u·l_o, u·h_o]), a 1-D convex piecewise-linear
+minimisation per row, solved exactly at its breakpoints (vectorised);
+
+*McCormick LP* — for every v in the box each row's best u_p is a weighted median, which lies in an
+interval [a_p, b_p] computed from the box (:func:`response_range`); with w_po = u_p v_o replaced by its
+McCormick envelope over [a_p, b_p] × [l_o, h_o] the problem is an LP (HiGHS) whose error shrinks with
+the product of the widths, so boxes around the optimum close.
+
+Every box's incumbent candidate is f(v) at the LP's v (weighted-median u), so the incumbent is
+always achieved by a non-negative rank-1 table. Proofs: docs/fairness.md.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["REL_GAP", "ExactCI", "ci_branch_and_bound", "separable_bound", "response_range", "objective_at"]
+
+#: Relative gap at which the branch and bound stops and reports the incumbent as the minimum.
+REL_GAP = 1e-9
+
+
+@dataclass(frozen=True)
+class ExactCI:
+    """Result of :func:`ci_branch_and_bound` (in the orientation of the input table)."""
+
+    lower: float
+    upper: float
+    fit: np.ndarray
+    timed_out: bool
+    nodes: int
+
+
+def _weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    order = np.argsort(values, axis=-1, kind="stable")
+    xs = np.take_along_axis(values, order, axis=-1)
+    cw = np.cumsum(np.take_along_axis(weights, order, axis=-1), axis=-1)
+    total = cw[..., -1:]
+    idx = np.argmax(cw >= total / 2.0, axis=-1)
+    med = np.take_along_axis(xs, idx[..., None], axis=-1)[..., 0]
+    return np.where(total[..., 0] > 0, med, 0.0)
+
+
+def objective_at(c: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """f(v) = Σ_p min_u Σ_o |c_po − u·v_o| for a batch of v (B, k): values (B,) and best u (B, m)."""
+    safe = np.where(v > 0, v, 1.0)
+    ratios = np.where(v[:, None, :] > 0, c[None] / safe[:, None, :], 0.0)
+    u = _weighted_median(ratios, np.broadcast_to(v[:, None, :], ratios.shape))
+    return np.abs(c[None] - u[:, :, None] * v[:, None, :]).sum(axis=(1, 2)), u
+
+
+def separable_bound(c: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Σ_p min_{u ≥ 0} Σ_o dist(c_po, [u·lo_o, u·hi_o]) for boxes lo, hi of shape (B, k).
+
+    Each row's function of u is convex piecewise linear (a sum of max(0, u·l − c, c − u·h)) with
+    breakpoints {c/h, c/l} and is non-increasing beyond the largest, so its minimum is attained at
+    u = 0 or at a breakpoint: evaluating there is exact.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bh = np.where(hi[:, None, :] > 0, c[None] / np.where(hi > 0, hi, 1.0)[:, None, :], 0.0)
+        bl = np.where(lo[:, None, :] > 0, c[None] / np.where(lo > 0, lo, 1.0)[:, None, :], 0.0)
+    cand = np.concatenate([bh, bl, np.zeros(bh.shape[:2] + (1,))], axis=2)  # (B, m, 2k+1)
+    under = cand[..., None] * lo[:, None, None, :] - c[None, :, None, :]
+    over = c[None, :, None, :] - cand[..., None] * hi[:, None, None, :]
+    g = np.maximum(np.maximum(under, over), 0.0).sum(axis=3)
+    return g.min(axis=2).sum(axis=1)
+
+
+def response_range(c: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row p, an interval [a_p, b_p] holding every minimiser u of Σ_o |c_po − u·v_o| for every v in [lo, hi].
+
+    The right derivative at t, Σ_{t·v_o ≥ c_o} v_o − Σ_{t·v_o < c_o} v_o, is at most
+    D⁺(t) = Σ_{t·h_o ≥ c_o} h_o − Σ_{t·h_o < c_o} l_o; where D⁺(t) < 0 every minimiser exceeds t, so
+    a_p is the least breakpoint c_o/h_o (or 0) with D⁺ ≥ 0. Symmetrically the left derivative is at
+    least D⁻(t) = Σ_{t·l_o > c_o} l_o − Σ_{t·l_o ≤ c_o} h_o, and b_p is the least t ∈ {0} ∪ {c_o/l_o}
+    with D⁻(t) > 0 (∞ if none).
+    """
+    m, k = c.shape
+    # Cells are compared through the same floating-point ratios as the candidate t (t·h ≥ c ⟺ t ≥ c/h),
+    # so round-off in a product can never move a cell across its own breakpoint.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r_a = np.where(hi[None] > 0, c / np.where(hi > 0, hi, 1.0)[None], np.where(c > 0, np.inf, 0.0))
+        r_b = np.where(lo[None] > 0, c / np.where(lo > 0, lo, 1.0)[None], np.inf)
+    t_a = np.sort(np.concatenate([np.zeros((m, 1)), np.where(np.isfinite(r_a), r_a, 0.0)], axis=1), axis=1)
+    d_plus = np.where(t_a[:, :, None] >= r_a[:, None, :], hi[None, None, :], -lo[None, None, :]).sum(2)
+    ok = d_plus >= 0
+    a = np.where(ok.any(1), t_a[np.arange(m), np.argmax(ok, axis=1)], t_a[:, -1])
+    t_b = np.sort(np.concatenate([np.zeros((m, 1)), r_b], axis=1), axis=1)
+    finite = np.isfinite(t_b)
+    tb = np.where(finite, t_b, 0.0)
+    d_minus = np.where(tb[:, :, None] > r_b[:, None, :], lo[None, None, :], -hi[None, None, :]).sum(2)
+    bad = (d_minus > 0) & finite
+    b = np.where(bad.any(1), tb[np.arange(m), np.argmax(bad, axis=1)], np.inf)
+    return a, b
+
+
+class _McCormick:
+    """The LP min Σ e s.t. e ≥ |c − w|, w in the McCormick envelope of u·v over the boxes, Σ v = 1."""
+
+    def __init__(self, c: np.ndarray) -> None:
+        self.c = c
+        m, k = c.shape
+        n = m * k
+        self.m, self.k, self.n = m, k, n
+        self.I = np.repeat(np.arange(m), k)
+        self.J = np.tile(np.arange(k), m)
+        ar = np.arange(n)
+        ow, oe = m + k, m + k + n
+        ones = np.ones(n)
+        # Six row blocks of n rows: e ≥ c − w, e ≥ w − c, two McCormick under- and two over-estimators.
+        # The sparsity pattern is fixed; the box-dependent coefficients are filled in per call.
+        blocks = [[(oe + ar), (ow + ar)], [(oe + ar), (ow + ar)]] + [[m + self.J, self.I, ow + ar]] * 4
+        self.rows = np.concatenate([np.tile(np.arange(r * n, (r + 1) * n), len(cols)) for r, cols in enumerate(blocks)])
+        self.cols = np.concatenate([np.concatenate(cols) for cols in blocks])
+        self.fixed = np.concatenate([-ones, -ones, -ones, ones])
+        self.cost = np.concatenate([np.zeros(m + k + n), ones])
+        self.a_eq = sp.csr_matrix((np.ones(k), (np.zeros(k, dtype=int), m + np.arange(k))), shape=(1, oe + n))
+        self.cv = c.ravel()
+
+    def solve(self, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, np.ndarray | None]:
+        from scipy.optimize import linprog
+
+        m, k, n = self.m, self.k, self.n
+        ai, bi, lj, hj = a[self.I], b[self.I], lo[self.J], hi[self.J]
+        ones = np.ones(n)
+        vals = np.concatenate([self.fixed,
+                               ai, lj, -ones,  # a·v + l·u − w ≤ a·l
+                               bi, hj, -ones,  # b·v + h·u − w ≤ b·h
+                               -bi, -lj, ones,  # w − b·v − l·u ≤ −b·l
+                               -ai, -hj, ones])  # w − a·v − h·u ≤ −a·h
+        rhs = np.concatenate([-self.cv, self.cv, ai * lj, bi * hj, -bi * lj, -ai * hj])
+        a_ub = sp.csr_matrix((vals, (self.rows, self.cols)), shape=(6 * n, m + k + 2 * n))
+        bounds = np.column_stack([np.concatenate([a, lo, np.full(n, -np.inf), np.zeros(n)]),
+                                  np.concatenate([b, hi, np.full(n, np.inf), np.full(n, np.inf)])])
+        res = linprog(self.cost, A_ub=a_ub, b_ub=rhs, A_eq=self.a_eq, b_eq=[1.0], bounds=bounds, method="highs")
+        if res.status == 2:  # infeasible: no point of the box is a candidate optimum
+            return math.inf, None
+        if res.status != 0:  # pragma: no cover - numerical trouble: keep the box, learn nothing
+            return -math.inf, None
+        # Simplex optima of these small LPs are accurate to round-off; shave a relative 1e-11 (a tenth of
+        # ``REL_GAP`` / 10) so round-off never lifts the bound above the true LP value.
+        return float(res.fun) * (1.0 - 1e-11) - 1e-12, res.x[m:m + k]
+
+
+def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, lower: float = 0.0,
+                        time_limit: float = 10.0, rel_gap: float = REL_GAP) -> ExactCI:
+    """Global minimum of Σ|c − u vᵀ| over u, v ≥ 0, warm-started from a feasible ``fit`` of cost ``upper``.
+
+    Returns ``lower == upper`` when the search proved the incumbent optimal to ``rel_gap``; otherwise
+    (time limit) the least open bound (at least ``lower``) and the incumbent, with ``timed_out``.
+    """
+    start = time.perf_counter()
+    c = np.asarray(table, dtype=np.float64)
+    flip = c.shape[1] > c.shape[0]
+    if flip:
+        c = c.T
+    m, k = c.shape
+    fit_c = np.asarray(fit, dtype=np.float64).T if flip else np.asarray(fit, dtype=np.float64)
+    inc, inc_v = float(upper), fit_c.sum(axis=0)
+    inc_v = inc_v / inc_v.sum() if inc_v.sum() > 0 else np.full(k, 1.0 / k)
+    f0, _ = objective_at(c, inc_v[None])
+    if f0[0] < inc:
+        inc = float(f0[0])
+    rows = c.sum(axis=1)
+    colmass = c.sum(axis=0)
+    lp = _McCormick(c)
+    heap: list[tuple[float, int, np.ndarray, np.ndarray]] = [(float(lower), 0, np.zeros(k), np.ones(k))]
+    counter, nodes = 1, 0
+
+    def done(bound: float) -> bool:
+        return bound >= inc * (1.0 - rel_gap)
+
+    while heap:
+        if time.perf_counter() - start > time_limit:
+            best_open = max(float(lower), min(h[0] for h in heap))
+            return _result(inc, inc_v, c, flip, min(best_open, inc), timed_out=True, nodes=nodes)
+        bound, _, lo, hi = heapq.heappop(heap)
+        if done(bound):
+            continue
+        # Branch on the coordinate with the largest width × column mass, at the incumbent when inside.
+        j = int(np.argmax((hi - lo) * (colmass + 1e-12)))
+        w = hi[j] - lo[j]
+        cut = inc_v[j] if lo[j] + 0.1 * w < inc_v[j] < hi[j] - 0.1 * w else lo[j] + 0.5 * w
+        for side in (0, 1):
+            klo, khi = lo.copy(), hi.copy()
+            if side == 0:
+                khi[j] = cut
+            else:
+                klo[j] = cut
+            s_lo, s_hi = klo.sum(), khi.sum()
+            if s_lo > 1.0 or s_hi < 1.0:  # the box misses the simplex
+                continue
+            khi = np.minimum(khi, 1.0 - (s_lo - klo))
+            klo = np.maximum(klo, 1.0 - (s_hi - khi))
+            nodes += 1
+            child = max(bound, float(separable_bound(c, klo[None], khi[None])[0]))
+            if done(child):
+                continue
+            a, b = response_range(c, klo, khi)
+            b = np.minimum(b, rows + inc)  # a row's cost is at least u_p·Σv − r_p = u_p − r_p
+            a = np.maximum(a, rows - inc)  # ... and at least r_p − u_p
+            if np.any(a > b):
+                continue
+            v = 0.5 * (klo + khi)
+            if np.all(np.isfinite(b)):
+                value, v_lp = lp.solve(a, b, klo, khi)
+                child = max(child, value)
+                if done(child):
+                    continue
+                if v_lp is not None:
+                    v = np.clip(v_lp, klo, khi)
+            if v.sum() > 0:
+                fv, _ = objective_at(c, (v / v.sum())[None])
+                if fv[0] < inc:
+                    inc, inc_v = float(fv[0]), v / v.sum()
+            heapq.heappush(heap, (child, counter, klo, khi))
+            counter += 1
+    return _result(inc, inc_v, c, flip, inc, timed_out=False, nodes=nodes)
+
+
+def _result(inc: float, v: np.ndarray, c: np.ndarray, flip: bool, lower: float, *, timed_out: bool,
+            nodes: int) -> ExactCI:
+    f, u = objective_at(c, v[None])
+    fit = np.outer(u[0], v)
+    value = float(f[0])
+    fit = fit.T if flip else fit
+    return ExactCI(min(lower, value) if timed_out else value, value, fit, timed_out, nodes)
