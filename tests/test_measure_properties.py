@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from dpaudit.measures import MEASURES
+from dpaudit.measures._ci import TOLERANCE as CI_TOLERANCE
 
 OPTION_GRID = {
     "tvd": [{}],
@@ -42,7 +43,9 @@ def test_range(name, opts, table):
 def test_invariant_under_relabelling_values(name, opts, table, seed):
     rng = np.random.default_rng(seed)
     shuffled = table[rng.permutation(table.shape[0])][:, rng.permutation(table.shape[1])][:, :, rng.permutation(table.shape[2])]
-    assert value(name, opts, shuffled) == pytest.approx(value(name, opts, table), abs=1e-12)
+    # ci: each block's released value is an achieved repair within the branch and bound's tolerance.
+    slack = CI_TOLERANCE * table.shape[0] if opts.get("semantics") == "ci" else 1e-12
+    assert value(name, opts, shuffled) == pytest.approx(value(name, opts, table), abs=slack)
 
 
 @pytest.mark.parametrize("name, opts", GRID, ids=IDS)
@@ -50,7 +53,9 @@ def test_invariant_under_relabelling_values(name, opts, table, seed):
 @given(table=tables, factor=st.integers(2, 5))
 def test_homogeneous_in_the_counts(name, opts, table, factor):
     degree = MEASURES[name](**opts).degree
-    assert value(name, opts, table * factor) == pytest.approx(factor**degree * value(name, opts, table), rel=1e-7, abs=1e-9)
+    # ci is homogeneous; its released value is known to the branch and bound's tolerance per block.
+    slack = (1 + factor) * CI_TOLERANCE * table.shape[0] if opts.get("semantics") == "ci" else 1e-9
+    assert value(name, opts, table * factor) == pytest.approx(factor**degree * value(name, opts, table), rel=1e-7, abs=slack)
 
 
 @pytest.mark.parametrize("name, opts", GRID, ids=IDS)

@@ -91,8 +91,8 @@ def fairness(
     ),
     semantics: str | None = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
                                             f"(default {Repair.semantics})."),
-    time_limit: float | None = typer.Option(None, "--time-limit", help="U_R: solver seconds per block, bag/set "
-                                               f"(default {Repair.time_limit:g})."),
+    time_limit: float | None = typer.Option(None, "--time-limit", help="U_R: solver seconds per block, ci branch "
+                                            f"and bound or bag/set RC2 + CP-SAT (default {Repair.time_limit:g})."),
     split: list[str] = typer.Option([], "--split", help="Budget share MEASURE=FRACTION; repeatable (default equal)."),
     ledger: Path | None = typer.Option(
         None, "--ledger", help="Privacy ledger file shared by every audit of these data: this audit's ε is "

@@ -21,7 +21,8 @@ class BlockRepair:
     lower, upper : float
         Certified bounds on the minimum number of tuples to delete or insert.
     exact : bool
-        True when ``lower == upper`` (the minimum is known).
+        True when the minimum is known: ``lower == upper`` (``bag``/``set``, closed forms), or
+        ``upper − lower ≤ 0.001`` (the ``ci`` branch and bound's tolerance).
     method : str
         How it was solved.
     repaired : ndarray or None
@@ -42,6 +43,12 @@ class BlockRepair:
     kept: np.ndarray | None = None
     target: np.ndarray | None = None
     timed_out: bool = False
+
+    @property
+    def value(self) -> float:
+        """The released number: the minimum when known (``upper``, the cost of an actual repair, at most
+        the ``ci`` tolerance above the minimum), else the certified lower bound."""
+        return self.upper if self.exact else self.lower
 
     @property
     def status(self) -> str:

@@ -6,10 +6,13 @@ each block is solved from its count table ``c[p, o]`` alone (never from rows). T
 ``ci`` (default)
     The minimum total number of tuples to delete or insert, fractional tuples allowed, so that the
     block becomes exactly independent: the L1 distance of ``c`` to the nearest non-negative rank-1
-    table ``u vᵀ``. Zero iff the criterion holds. **Exact** when a side of the block has at most two
-    values with data (closed form below); otherwise certified bounds: an upper bound from
-    alternating weighted-median descent with restarts, a lower bound from the best pairing of rows
-    (or columns) into exact two-row problems; ``exact`` when they meet.
+    table ``u vᵀ``. Zero iff the criterion holds. Closed form when a side of the block has at most two
+    values with data (below); otherwise a global branch and bound over v
+    (:mod:`dpaudit.measures._ci_exact`) that proves the minimum to within 0.001 tuples, warm-started
+    from alternating weighted-median descent (upper bound) and the best pairing of rows or columns into
+    exact two-row problems (lower bound). The problem is NP-hard in general (Gillis & Vavasis 2018,
+    rank-one ℓ1 approximation), so a ``time_limit`` per block applies; a block it stops has status
+    ``"timed out"`` and both certified bounds.
 
 ``bag`` (the unfairness paper's)
     The i-th copy of a tuple gets occurrence index i on the outcome side; a block is repaired when
@@ -39,7 +42,10 @@ The ci closed form for two rows n₁, n₂ (spec §2.3): with ρ = u₂/u₁ the
 L1 distance minimised at the weighted median of the ratios clipped to [0, 1]; for ρ ≥ 1 the same
 with σ = 1/ρ and the rows swapped. ρ = 0 or σ = 0 drops a row (cost: its total).
 
-Replace-one sensitivity: 2 per criterion for every semantics (docs/privacy.md, "U_R").
+Replace-one sensitivity (docs/privacy.md, "U_R"): 2 per criterion for ``bag`` and ``set``, and
+2 + 2·0.001 for ``ci`` (the released value is within the branch and bound's tolerance of the
+minimum, a 1-Lipschitz distance). Proven when every block is exact; a block left by the time limit
+makes the released bound depend on the search, and the audit says so.
 """
 
 from __future__ import annotations
@@ -56,7 +62,7 @@ from dpaudit._validation import number, one_of
 from dpaudit.measures._base import Assessment, Measure
 from dpaudit.measures._block import BlockRepair
 from dpaudit.measures._center import ENUMERATION_LIMIT, center_block
-from dpaudit.measures._ci import ci_block, two_row_ci
+from dpaudit.measures._ci import TOLERANCE, ci_block, two_row_ci
 from dpaudit.results import BlockRepairDetail, CellChange, RepairDetails
 
 __all__ = ["Repair", "SEMANTICS", "BlockRepair", "repair_block", "repair_blocks", "u_r", "two_row_ci",
@@ -97,7 +103,7 @@ def repair_block(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *
     if table.ndim != 2:
         raise ValueError(f"a block is a 2-D (P, O) table, got shape {table.shape}")
     if semantics == "ci":
-        return ci_block(table)
+        return ci_block(table, time_limit=time_limit)
     return center_block(table, binary=semantics == "set", time_limit=time_limit)
 
 
@@ -110,14 +116,15 @@ def repair_blocks(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, 
 
 
 def u_r(counts: np.ndarray, *, semantics: Semantics = DEFAULT_SEMANTICS, time_limit: float = DEFAULT_TIME_LIMIT) -> float:
-    """U_R of one criterion: the sum over blocks of the certified lower bounds (the minimum when exact).
+    """U_R of one criterion: the sum over blocks of :attr:`BlockRepair.value` (the minimum where it is
+    known, else the certified lower bound).
 
     Examples
     --------
     >>> u_r(np.array([[10, 0], [0, 10]]), semantics="ci")
     10.0
     """
-    return math.fsum(b.lower for b in repair_blocks(counts, semantics, time_limit=time_limit))
+    return math.fsum(b.value for b in repair_blocks(counts, semantics, time_limit=time_limit))
 
 
 def describe_block(table: Any, block_index: int, result: BlockRepair, *, top: int = 10) -> BlockRepairDetail:
@@ -139,7 +146,7 @@ def describe_block(table: Any, block_index: int, result: BlockRepair, *, top: in
                         for p in np.flatnonzero(~result.kept & (counts.sum(axis=1) > 0)))
         target = tuple({**table.cell_labels(block_index, 0, int(o))["outcome"], "count": float(result.target[o])}
                        for o in range(len(result.target)))
-    return BlockRepairDetail(str(table.criterion), table.cell_labels(block_index, 0, 0)["admissible"], result.lower,
+    return BlockRepairDetail(str(table.criterion), table.cell_labels(block_index, 0, 0)["admissible"], result.value,
                              result.lower, result.upper, result.exact, result.method, changes, kept, deleted, target,
                              status=result.status)
 
@@ -153,8 +160,8 @@ class Repair(Measure):
     semantics : {"ci", "bag", "set"}, default "ci"
         What "repaired" means (module docstring).
     time_limit : float, default 10
-        Seconds per block for the solvers (RC2 and CP-SAT together) on blocks too large to
-        enumerate (bag/set); a block they leave with a gap has status ``"timed out"``.
+        Seconds per block for the solvers: the ``ci`` branch and bound, and (bag/set, blocks too large
+        to enumerate) RC2 and CP-SAT together; a block they leave with a gap has status ``"timed out"``.
 
     Examples
     --------
@@ -172,7 +179,7 @@ class Repair(Measure):
     name = "repair"
     title = "U_R"
     reference = "Vologdin, Tao, Gilad, PVLDB 19(9), Alg. 2; spec §2.3"
-    sensitivity_formula = "2·|F|"
+    sensitivity_formula = "2·|F| (ci: (2 + 2·0.001)·|F|)"
     upper = math.inf
     zero_iff_independent = False
 
@@ -184,7 +191,7 @@ class Repair(Measure):
         return u_r(counts, semantics=self.semantics, time_limit=self.time_limit)
 
     def criterion_sensitivity(self, conditional: bool, n: int) -> float:
-        return 2.0
+        return 2.0 + 2.0 * TOLERANCE if self.semantics == "ci" else 2.0
 
     def assess(self, tables: Sequence[Any], *, details: bool,
                progress: Callable[[str], None] | None = None) -> Assessment:
@@ -201,9 +208,9 @@ class Repair(Measure):
                 if progress is not None:
                     progress(f"{self.title} ({self.semantics}) {t.criterion}: block {done:,}/{total:,} "
                              f"{results[-1].status}, {time.perf_counter() - start:.1f} s")
-            per.append(math.fsum(r.lower for r in results))
+            per.append(math.fsum(r.value for r in results))
             inexact = [i for i, r in enumerate(results) if not r.exact]
-            if inexact and self.semantics != "ci":
+            if inexact:
                 caveats.append(
                     f"U_R ({self.semantics}) of '{t.criterion}': {len(inexact)} block(s) hit the {self.time_limit:g} s "
                     "solver limit, so the value is a lower bound whose sensitivity is not proven; raise time_limit"
