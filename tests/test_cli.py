@@ -192,7 +192,7 @@ def test_repair_json_and_table(csv_file, semantics):
     assert exact.exit_code == 0, exact.output
     rep = json.loads(exact.stdout)["measures"]["repair"]
     assert rep["semantics"] == semantics and rep["sensitivity"] == (2.002 if semantics == "ci" else 2.0) and rep["exact"] is True
-    assert rep["options"] == {"semantics": semantics, "time_limit": 10.0}
+    assert rep["options"] == {"semantics": semantics, "time_limit": 30.0}
     assert rep["value"] == pytest.approx(sum(b["value"] for b in rep["per_block"]))
     table = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--semantics", semantics, "--exact", "--schema", schema)
     assert table.exit_code == 0 and f"U_R ({semantics}) repair" in table.stdout

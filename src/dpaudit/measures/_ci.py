@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from dpaudit.measures._block import REL_TOL, BlockRepair
-from dpaudit.measures._ci_exact import STALL_CHECK, TOLERANCE, ci_branch_and_bound
+from dpaudit.measures._ci_exact import STALL_CHECK, STALL_SECONDS, TOLERANCE, ci_branch_and_bound
 
 __all__ = ["two_row_ci", "ci_block", "TOLERANCE"]
 
@@ -171,7 +171,7 @@ def ci_block(table: np.ndarray, *, time_limit: float = 10.0, restarts: int = 8, 
         return BlockRepair(res.lower, res.upper, True, f"branch and bound (gap ≤ {TOLERANCE:g})", repaired=repaired)
     # Time limit: the certified bounds the search reached. Its lower bound depends on how far the search
     # got, so it is not a fixed function of the data; Repair.assess marks such a release (docs/privacy.md).
-    why = (f"no progress in {STALL_CHECK:.0%} of the {time_limit:g} s time limit" if res.stalled
+    why = (f"no progress in its first {min(STALL_CHECK * time_limit, STALL_SECONDS):g} s" if res.stalled
            else f"the {time_limit:g} s time limit")
     return BlockRepair(res.lower, res.upper, False, f"branch and bound stopped: {why}", repaired=repaired,
                        timed_out=True)

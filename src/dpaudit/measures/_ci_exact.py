@@ -34,10 +34,11 @@ __all__ = ["TOLERANCE", "ExactCI", "ci_branch_and_bound", "separable_bound", "re
 #: within this many tuples, and its certified lower bound is what is released (sensitivity 2 + 2·TOLERANCE
 #: per criterion, docs/privacy.md).
 TOLERANCE = 1e-3
-#: At this fraction of the time limit the search gives up if its lower bound has closed less than
-#: ``STALL_PROGRESS`` of the starting gap: on the 20 × 20 Stack Overflow blocks the bound never leaves
-#: the warm-start value, and waiting out the limit would change nothing but the run time.
-STALL_CHECK, STALL_PROGRESS = 0.25, 0.01
+#: After min(STALL_CHECK × the time limit, STALL_SECONDS) the search gives up if its lower bound has
+#: closed less than ``STALL_PROGRESS`` of the starting gap: on the 20 × 20 Stack Overflow blocks the
+#: bound never leaves the warm-start value, and waiting out the limit would change nothing but the run
+#: time. (Every block of the registered presets that closes at all has moved far more by then.)
+STALL_CHECK, STALL_SECONDS, STALL_PROGRESS = 0.25, 2.5, 0.01
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,7 @@ class _McCormick:
         self.highs.setOptionValue("presolve", "off")
         self.highs.setOptionValue("threads", 1)
         self.basis = None
+        self.violation = np.zeros(k)
 
     def solve(self, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, np.ndarray | None]:
         m, k, n = self.m, self.k, self.n
@@ -192,7 +194,11 @@ class _McCormick:
         # Simplex optima of these small LPs are accurate to round-off; shave a relative 1e-11
         # so round-off never lifts the bound above the true LP value.
         value = float(h.getInfo().objective_function_value)
-        return value * (1.0 - 1e-11) - 1e-12, np.asarray(h.getSolution().col_value)[m:m + k]
+        x = np.asarray(h.getSolution().col_value)
+        u, v, w = x[:m], x[m:m + k], x[m + k:m + k + n]
+        # How far the LP's w is from the product u·v, per column: where the relaxation is loosest.
+        self.violation = np.bincount(self.J, weights=np.abs(w - u[self.I] * v[self.J]), minlength=k).astype(np.float64)
+        return value * (1.0 - 1e-11) - 1e-12, v
 
 
 def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, lower: float = 0.0,
@@ -219,7 +225,9 @@ def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, low
     rows = c.sum(axis=1)
     colmass = c.sum(axis=0)
     lp = _McCormick(c)
-    heap: list[tuple[float, int, np.ndarray, np.ndarray]] = [(float(lower), 0, np.zeros(k), np.ones(k))]
+    # Heap entries: (bound, counter, lo, hi, branching hint (coordinate, value) from the box's LP or None).
+    heap: list[tuple[float, int, np.ndarray, np.ndarray, tuple[int, float] | None]] = [
+        (float(lower), 0, np.zeros(k), np.ones(k), None)]
     counter, nodes = 1, 0
     closed = math.inf  # the least bound of a discarded box (each is ≥ the incumbent of its time − tolerance)
 
@@ -231,21 +239,27 @@ def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, low
         return False
 
     gap0, checked = inc - float(lower), False
+    stall_at = min(STALL_CHECK * time_limit, STALL_SECONDS)
     while heap:
         elapsed = time.perf_counter() - start
-        if elapsed > time_limit or (not checked and elapsed > STALL_CHECK * time_limit):
+        if elapsed > time_limit or (not checked and elapsed > stall_at):
             reached = max(float(lower), min(heap[0][0], closed))  # best-first: heap[0] is the least open bound
             stalled = elapsed <= time_limit and reached - float(lower) < STALL_PROGRESS * gap0
             if elapsed > time_limit or stalled:
                 return _result(inc, inc_v, c, flip, reached, timed_out=True, nodes=nodes, stalled=stalled)
             checked = True
-        bound, _, lo, hi = heapq.heappop(heap)
+        bound, _, lo, hi, hint = heapq.heappop(heap)
         if done(bound):
             continue
-        # Branch on the coordinate with the largest width × column mass, at the incumbent when inside.
-        j = int(np.argmax((hi - lo) * (colmass + 1e-12)))
+        # Branch where the box's LP was loosest (largest Σ_p |w − u·v| × width), at the LP's v; boxes
+        # without an LP: largest width × column mass, at the incumbent. Cuts near an edge go to the middle.
+        if hint is not None:
+            j, at = hint
+        else:
+            j = int(np.argmax((hi - lo) * (colmass + 1e-12)))
+            at = inc_v[j]
         w = hi[j] - lo[j]
-        cut = inc_v[j] if lo[j] + 0.1 * w < inc_v[j] < hi[j] - 0.1 * w else lo[j] + 0.5 * w
+        cut = at if lo[j] + 0.1 * w < at < hi[j] - 0.1 * w else lo[j] + 0.5 * w
         for side in (0, 1):
             klo, khi = lo.copy(), hi.copy()
             if side == 0:
@@ -267,6 +281,7 @@ def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, low
             if np.any(a > b):
                 continue
             v = 0.5 * (klo + khi)
+            hint = None
             if np.all(np.isfinite(b)):
                 value, v_lp = lp.solve(a, b, klo, khi)
                 child = max(child, value)
@@ -274,19 +289,36 @@ def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, low
                     continue
                 if v_lp is not None:
                     v = np.clip(v_lp, klo, khi)
+                    jj = int(np.argmax(lp.violation * (khi - klo)))
+                    hint = (jj, float(v[jj]))
             if v.sum() > 0:
                 fv, _ = objective_at(c, (v / v.sum())[None])
                 if fv[0] < inc:
                     inc, inc_v = float(fv[0]), v / v.sum()
-            heapq.heappush(heap, (child, counter, klo, khi))
+            heapq.heappush(heap, (child, counter, klo, khi, hint))
             counter += 1
     return _result(inc, inc_v, c, flip, max(float(lower), closed), timed_out=False, nodes=nodes)
 
 
+def _polish(c: np.ndarray, v: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Alternating weighted medians from v (best u for v, best v for u, …) until no strict decrease:
+    the search stops within its tolerance of the minimum, and this moves its incumbent onto the
+    exact local minimum it lies at (the repair's cost can only go down)."""
+    f, u = objective_at(c, v[None])
+    value, u = float(f[0]), u[0]
+    for _ in range(100):
+        g, w = objective_at(c.T, u[None])
+        if not float(g[0]) < value - 1e-13 * max(value, 1.0) or w[0].sum() <= 0:
+            break
+        v = w[0] / w[0].sum()
+        f, uu = objective_at(c, v[None])
+        value, u = float(f[0]), uu[0]
+    return value, u, v
+
+
 def _result(inc: float, v: np.ndarray, c: np.ndarray, flip: bool, lower: float, *, timed_out: bool,
             nodes: int, stalled: bool = False) -> ExactCI:
-    f, u = objective_at(c, v[None])
-    fit = np.outer(u[0], v)
-    value = float(f[0])
+    value, u, v = _polish(c, v)
+    fit = np.outer(u, v)
     fit = fit.T if flip else fit
     return ExactCI(min(lower, value), value, fit, timed_out, nodes, stalled)

@@ -72,7 +72,7 @@ SEMANTICS = ("ci", "bag", "set")
 Semantics = Literal["ci", "bag", "set"]
 #: The defaults of every U_R entry point (the functions below and :class:`Repair`), in one place.
 DEFAULT_SEMANTICS: Semantics = "ci"
-DEFAULT_TIME_LIMIT = 10.0
+DEFAULT_TIME_LIMIT = 30.0
 
 
 def _check_semantics(semantics: Any) -> str:
@@ -159,7 +159,7 @@ class Repair(Measure):
     ----------
     semantics : {"ci", "bag", "set"}, default "ci"
         What "repaired" means (module docstring).
-    time_limit : float, default 10
+    time_limit : float, default 30
         Seconds per block for the solvers: the ``ci`` branch and bound, and (bag/set, blocks too large
         to enumerate) RC2 and CP-SAT together; a block they leave with a gap has status ``"timed out"``.
 
