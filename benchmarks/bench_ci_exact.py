@@ -17,7 +17,8 @@ process (a, b, b, a, …),
 ``before``
     the bounds alone (``_ci_upper`` + ``_pairing_lower``, what ``ci_block`` returned before);
 ``after``
-    ``ci_block`` with the branch and bound at ``--time-limit`` seconds per block,
+    ``ci_block`` with the branch and bound at ``--time-limit`` seconds per block (default: the
+    library's, 30),
 
 and prints the criterion's time before and after (sums of per-block medians) with their ratio, and the
 gap Σ(upper − lower) before and after, absolute and relative to the upper bound, with the blocks'
@@ -45,6 +46,7 @@ from _suite.timing import interleaved, median  # noqa: E402
 from dpaudit import Criterion, count_tables, datasets  # noqa: E402
 from dpaudit.measures._block import BlockRepair  # noqa: E402
 from dpaudit.measures._ci import TOLERANCE, _ci_upper, _pairing_lower, ci_block  # noqa: E402
+from dpaudit.measures.repair import DEFAULT_TIME_LIMIT  # noqa: E402
 
 
 def multi_valued_blocks(name: str) -> list[tuple[str, list[np.ndarray]]]:
@@ -106,7 +108,8 @@ def run(name: str, time_limit: float, repeat: int) -> list[dict[str, object]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", action="append", help="registered dataset (repeatable; default: all)")
-    ap.add_argument("--time-limit", type=float, default=10.0, help="branch and bound seconds per block")
+    ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
+                    help=f"branch and bound seconds per block (default {DEFAULT_TIME_LIMIT:g}, the library's)")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per block (medians)")
     args = ap.parse_args()
     if not os.environ.get("DPAUDIT_DATA"):
