@@ -23,7 +23,7 @@ from dpaudit import Categorical, Schema, audit  # noqa: E402
 from dpaudit.measures import _center as center_module  # noqa: E402
 from dpaudit.measures._center import _grid_search, _subset_search  # noqa: E402
 from dpaudit.measures._center_rc2 import Hybrid, bool_model, center_cost, race_enumeration, solve_hybrid  # noqa: E402
-from dpaudit.measures.repair import Repair, repair_block  # noqa: E402
+from dpaudit.measures.repair import DEFAULT_TIME_LIMIT, Repair, repair_block  # noqa: E402
 from dpaudit.report.text import render_audit  # noqa: E402
 from dpaudit.results import AuditResult, BlockRepairDetail, RepairDetails  # noqa: E402
 
@@ -88,7 +88,7 @@ def test_repair_block_above_the_enumeration_limit_says_who_closed_the_gap():
                 if math.prod(len(np.unique(np.append(b[:, o], 0))) for o in range(b.shape[1])) > 1 << 22)
     res = repair_block(rows, "bag")
     assert res.exact and res.status == "exact" and not res.timed_out
-    assert res.method.startswith("RC2 + CP-SAT (time limit 10 s): gap closed by ")
+    assert res.method.startswith(f"RC2 + CP-SAT (time limit {DEFAULT_TIME_LIMIT:g} s): gap closed by ")
 
 
 def test_tiny_time_limit_sets_timed_out():

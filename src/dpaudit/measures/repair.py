@@ -212,8 +212,9 @@ class Repair(Measure):
             inexact = [i for i, r in enumerate(results) if not r.exact]
             if inexact:
                 caveats.append(
-                    f"U_R ({self.semantics}) of '{t.criterion}': {len(inexact)} block(s) hit the {self.time_limit:g} s "
-                    "solver limit, so the value is a lower bound whose sensitivity is not proven; raise time_limit"
+                    f"U_R ({self.semantics}) of '{t.criterion}': {len(inexact)} block(s) stopped before the solver "
+                    f"proved the minimum (the {self.time_limit:g} s solver limit, or a ci search making no "
+                    "progress), so the value is a lower bound whose sensitivity is not proven; raise time_limit"
                 )
             if details:
                 blocks += [describe_block(t, i, r) for i, r in enumerate(results) if t.counts[i].sum() > 0]

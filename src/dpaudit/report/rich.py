@@ -23,7 +23,7 @@ def print_audit(result: AuditResult, console: Any = None) -> None:
         for col in ("measure / criterion", "value", "MI (bits)", "sensitivity"):
             table.add_column(col, justify="left" if col.startswith("measure") else "right")
         for m in result.measures.values():
-            table.add_row(f"[bold]{m.title}[/bold] (sum)", f"{m.value:.6g}", "", f"{m.release.sensitivity:.3g}")
+            table.add_row(f"[bold]{m.title}[/bold] (sum)", f"{m.value:.6g}", "", f"{m.release.sensitivity:.4g}")
             baseline = m.details.baseline if isinstance(m.details, TVDDetails) else None
             for i, (crit, value) in enumerate(zip(result.criteria, m.per_criterion or ())):
                 mi = f"{baseline[i].mi_bits:.6g}" if baseline else ""
@@ -38,7 +38,7 @@ def print_audit(result: AuditResult, console: Any = None) -> None:
                 f"{r.value:.6g}",
                 f"[{r.interval[0]:.4g}, {r.interval[1]:.4g}]",
                 f"{r.epsilon:g}",
-                f"{r.sensitivity:.3g}",
+                f"{r.sensitivity:.4g}",
                 "yes" if r.dp else "no",
             )
     console.print(table)
