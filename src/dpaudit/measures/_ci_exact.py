@@ -253,7 +253,7 @@ def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, low
             continue
         # Branch where the box's LP was loosest (largest Σ_p |w − u·v| × width), at the LP's v; boxes
         # without an LP: largest width × column mass, at the incumbent. Cuts near an edge go to the middle.
-        if hint is not None:
+        if hint is not None and hi[hint[0]] - lo[hint[0]] > 1e-12:
             j, at = hint
         else:
             j = int(np.argmax((hi - lo) * (colmass + 1e-12)))
