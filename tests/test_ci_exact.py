@@ -269,3 +269,16 @@ def test_timed_out_ci_release_is_marked_not_dp(data_dir):
     assert not res.dp and any("lower bound" in r for r in res["repair"].release.reasons)
     exact = audit(frame, "Country ⊥ HoursComputer | Student", measures=(Repair(),), schema=schema, epsilon=1.0)
     assert exact.dp and exact["repair"].release.sensitivity == pytest.approx(2 + 2 * TOLERANCE)
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=arrays(np.int64, st.integers(3, 6), elements=st.integers(0, 9)),
+       cols=arrays(np.int64, st.integers(3, 5), elements=st.integers(0, 9)))
+def test_null_independent_blocks_need_no_repair(rows, cols):
+    """Null data: an exactly independent multi-valued block (an outer product) is already repaired."""
+    table = np.outer(rows, cols).astype(float)
+    res = ci_block(table)
+    assert res.exact and res.value == pytest.approx(0.0, abs=1e-9) and res.lower <= 1e-9
+    # the branch and bound on its own, from the worst warm start (the empty repair, cost Σc)
+    bb = ci_branch_and_bound(table, upper=float(table.sum()), fit=np.zeros_like(table), time_limit=30.0)
+    assert not bb.timed_out and bb.upper <= TOLERANCE and bb.lower <= bb.upper

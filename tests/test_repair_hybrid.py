@@ -14,18 +14,18 @@ import math
 import time
 
 import numpy as np
-import pandas as pd
 import pytest
 
 pytest.importorskip("pysat")
 
-from dpaudit import Categorical, Schema, audit  # noqa: E402
+from dpaudit import audit  # noqa: E402
 from dpaudit.measures import _center as center_module  # noqa: E402
 from dpaudit.measures._center import _grid_search, _subset_search  # noqa: E402
 from dpaudit.measures._center_rc2 import Hybrid, bool_model, center_cost, race_enumeration, solve_hybrid  # noqa: E402
 from dpaudit.measures.repair import DEFAULT_TIME_LIMIT, Repair, repair_block  # noqa: E402
 from dpaudit.report.text import render_audit  # noqa: E402
 from dpaudit.results import AuditResult, BlockRepairDetail, RepairDetails  # noqa: E402
+from tests.test_repair import _frame  # noqa: E402  (g ⊥ y | z, 600 rows, 3 × 2 × 2 domain)
 
 
 def near_independent_block(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -120,16 +120,6 @@ def test_bool_model_skips_empty_groups():
 
 # ---------------------------------------------------------------------------------------------------
 # status in the typed results, JSON and renderers; progress per block
-def _frame() -> tuple[pd.DataFrame, Schema]:
-    rng = np.random.default_rng(8)
-    n = 600
-    g = rng.choice(["a", "b", "c"], size=n)
-    y = np.where(rng.random(n) < np.where(g == "a", 0.7, 0.3), "yes", "no")
-    z = rng.choice(["u", "v"], size=n)
-    return pd.DataFrame({"g": g, "y": y, "z": z}), Schema(
-        {"g": Categorical(["a", "b", "c"]), "y": Categorical(["no", "yes"]), "z": Categorical(["u", "v"])})
-
-
 def _timed_out_audit(monkeypatch: pytest.MonkeyPatch) -> AuditResult:
     df, schema = _frame()
     monkeypatch.setattr(center_module, "ENUMERATION_LIMIT", 1)
