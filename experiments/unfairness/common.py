@@ -1,0 +1,235 @@
+"""Shared pieces of the unfairness study: configuration, datasets, exact measure values, outputs.
+
+Every experiment module has ``run(config) -> dict`` returning ``{"experiment", "rows", "summary"}``
+(plain JSON data) and writes its figures into ``config.out``; :mod:`run` saves the dict as
+``<experiment>.json`` and ``<experiment>.csv`` and :mod:`page` renders ``docs/results/unfairness.md``
+from those files only.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit import datasets
+from dpaudit.counts import CountTable, count_tables
+from dpaudit.criteria import parse_criteria
+from dpaudit.measures import TVD, Measure, Repair, TopContribution
+
+#: Registered datasets with the unfairness paper's criteria ("paper" preset; credit: "default").
+FULL_DATASETS = ("adult", "census", "compas", "compas-two-years", "cps1988", "cpssw8", "credit", "healthcare",
+                 "stackoverflow")
+#: ``--quick``: the two smallest real tables.
+QUICK_DATASETS = ("healthcare", "compas-two-years")
+#: Rows of the census generator standing in for IPUMS-CPS in the per-dataset experiments.
+CENSUS_ROWS, QUICK_CENSUS_ROWS = 200_000, 20_000
+#: U_R solver limit per block in ``--quick`` runs (a full run uses the library default, 30 s).
+QUICK_TIME_LIMIT = 0.25
+
+
+@dataclass(frozen=True)
+class Config:
+    """What one run of the study does; ``quick`` shrinks every grid so that CI runs it in minutes."""
+
+    out: Path
+    quick: bool = False
+    seed: int = 0
+    datasets: tuple[str, ...] = field(default=())
+    #: Solver limit per U_R block (seconds): the library default in a full run.
+    time_limit: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not self.datasets:
+            object.__setattr__(self, "datasets", QUICK_DATASETS if self.quick else FULL_DATASETS)
+        if self.quick:
+            object.__setattr__(self, "time_limit", min(self.time_limit, QUICK_TIME_LIMIT))
+
+
+# -- data ------------------------------------------------------------------------------------------
+def preset_name(name: str) -> str:
+    presets = datasets.info(name).presets
+    return "paper" if "paper" in presets else next(iter(presets))
+
+
+@cache
+def load(name: str, quick: bool) -> tuple[Any, Any]:
+    """The dataset's frame and declared schema (census: the generator at CENSUS_ROWS rows)."""
+    if name == "census":
+        from dpaudit.datasets.synthetic import census
+
+        return census(QUICK_CENSUS_ROWS if quick else CENSUS_ROWS, seed=0)
+    return datasets.load(name)
+
+
+def criteria_of(name: str) -> tuple[str, ...]:
+    return tuple(datasets.preset(name, preset_name(name)))
+
+
+@cache
+def tables_of(name: str, quick: bool) -> tuple[CountTable, ...]:
+    """Count tables of the dataset's preset criteria: one pass over its rows."""
+    frame, schema = load(name, quick)
+    return tuple(count_tables(frame, parse_criteria(criteria_of(name)), schema))
+
+
+def shuffled_tables(name: str, quick: bool, seed: int) -> tuple[CountTable, ...]:
+    """The same criteria with each criterion's protected columns permuted (jointly, seeded): the null
+    with the same marginals, where P ⊥ O | A holds up to sampling noise."""
+    frame, schema = load(name, quick)
+    rng = np.random.default_rng(seed)
+    out = []
+    for crit in parse_criteria(criteria_of(name)):
+        shuffled = frame.copy()
+        order = rng.permutation(len(frame))
+        for column in crit.protected:
+            shuffled[column] = frame[column].to_numpy()[order]
+        out.append(count_tables(shuffled, [crit], schema)[0])
+    return tuple(out)
+
+
+# -- measures --------------------------------------------------------------------------------------
+def measures(config: Config) -> dict[str, Measure]:
+    """The measures every per-dataset experiment reports (each with its full options)."""
+    return {
+        "tvd": TVD(),
+        "tc": TopContribution(),
+        "repair_ci": Repair(semantics="ci", time_limit=config.time_limit),
+        "repair_bag": Repair(semantics="bag", time_limit=config.time_limit),
+    }
+
+
+@cache
+def _exact(name: str, quick: bool, key: str, measure: Measure) -> tuple[tuple[float, ...], tuple[str, ...], float]:
+    tables = tables_of(name, quick)
+    start = time.perf_counter()
+    assessment = measure.assess(tables, details=False)
+    return tuple(assessment.per_criterion), tuple(assessment.caveats), time.perf_counter() - start
+
+
+def exact_values(name: str, config: Config) -> dict[str, dict[str, Any]]:
+    """Per measure: the exact per-criterion values, their sum, the sensitivity of the sum, whether the
+    value is proven (no solver stopped early) and the seconds it took (cached per process)."""
+    tables = tables_of(name, config.quick)
+    crits = [t.criterion for t in tables]
+    n = tables[0].n
+    out = {}
+    for key, measure in measures(config).items():
+        per, caveats, seconds = _exact(name, config.quick, key, measure)
+        out[key] = {"per_criterion": list(per), "value": math.fsum(per), "sensitivity": measure.sensitivity(crits, n),
+                    "proven": not caveats, "seconds": seconds}
+    return out
+
+
+def dp_gap(counts: np.ndarray, *, min_group: int = 20) -> float:
+    """Demographic-parity gap of a (B, P, O) count table, conditional on A.
+
+    Per block a, the largest total-variation distance between the outcome distributions P(O | p, a)
+    of two protected values with at least ``min_group`` rows; blocks weighted by their share of the
+    rows (blocks with fewer than two such groups count 0). With a binary outcome this is the usual
+    max_{p, p'} |P(O = 1 | p, a) − P(O = 1 | p', a)|, the gap a model's predictions are scored by.
+
+    >>> dp_gap(np.array([[[80, 20], [40, 60]]]))
+    0.4
+    """
+    table = np.asarray(counts, dtype=np.float64)
+    if table.ndim == 2:
+        table = table[None]
+    total = table.sum()
+    gap = 0.0
+    for block in table:
+        sizes = block.sum(axis=1)
+        keep = sizes >= min_group
+        if keep.sum() < 2:
+            continue
+        dist = block[keep] / sizes[keep, None]
+        tvd = 0.5 * np.abs(dist[:, None, :] - dist[None, :, :]).sum(axis=2)
+        gap += float(block.sum() / total * tvd.max())
+    return gap
+
+
+# -- statistics ------------------------------------------------------------------------------------
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman rank correlation (ties averaged); NaN with fewer than three pairs or a constant side."""
+    from scipy.stats import spearmanr
+
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan
+    return float(spearmanr(x, y).statistic)
+
+
+def relative_errors(value: float, sensitivity: float, epsilon: float, draws: int) -> np.ndarray:
+    """|M_ε − M| / |M| over ``draws`` OpenDP Laplace releases of ``value`` (NaN when M = 0)."""
+    from dpaudit.privacy._mechanisms import laplace_draws
+
+    noisy = laplace_draws(value, sensitivity=sensitivity, epsilon=epsilon, draws=draws)
+    return np.abs(noisy - value) / abs(value) if value != 0 else np.full(draws, math.nan)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+# -- outputs ---------------------------------------------------------------------------------------
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (np.floating, float)):
+        return None if not math.isfinite(float(value)) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def save(result: dict[str, Any], out: Path) -> None:
+    """``<experiment>.json`` (everything) and ``<experiment>.csv`` (the rows), written atomically."""
+    out.mkdir(parents=True, exist_ok=True)
+    name = result["experiment"]
+    _atomic(out / f"{name}.json", json.dumps(_plain(result), indent=1, ensure_ascii=False) + "\n")
+    rows = result["rows"]
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    tmp = out / f".{name}.csv.tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(_plain(rows))
+    os.replace(tmp, out / f"{name}.csv")
+
+
+def _atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def figure(out: Path, name: str, draw: Callable[[Any], Iterable[Any] | None], *, ncols: int = 1,
+           size: tuple[float, float] = (6.0, 4.0)) -> str:
+    """Draw a matplotlib figure with ``draw(axes)`` and save ``<name>.png`` in ``out``; returns the file name."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, ncols, figsize=(size[0] * ncols, size[1]), squeeze=False)
+    draw(axes[0] if ncols > 1 else axes[0][0])
+    fig.tight_layout()
+    fig.savefig(out / f"{name}.png", dpi=110)
+    plt.close(fig)
+    return f"{name}.png"

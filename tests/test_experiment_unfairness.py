@@ -1,0 +1,176 @@
+"""The unfairness study (experiments/unfairness/): the quick run end to end, and its building blocks
+checked against known truth and null data."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("matplotlib")
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDY = ROOT / "experiments" / "unfairness"
+EXPERIMENTS = ("fidelity", "runtime", "epsilon", "topk", "flip", "models", "chunked")
+
+
+@pytest.fixture(scope="module")
+def study():
+    """The study's modules, imported the way run.py imports them (its folder on sys.path)."""
+    sys.path.insert(0, str(STUDY))
+    try:
+        import chunked
+        import common
+        import flip
+        import models
+        import page
+        import run
+
+        yield {"chunked": chunked, "common": common, "flip": flip, "models": models, "page": page, "run": run}
+    finally:
+        sys.path.remove(str(STUDY))
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory, data_root):
+    """``run.py all --quick`` once, as a user runs it (a subprocess; diffprivlib and opacus are in the test extra)."""
+    out = tmp_path_factory.mktemp("unfairness")
+    res = subprocess.run([sys.executable, str(STUDY / "run.py"), "all", "--quick", "--out", str(out / "results"),
+                          "--page", str(out / "unfairness.md")], capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return out
+
+
+def _json(out: Path, name: str) -> dict:
+    return json.loads((out / "results" / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def test_quick_run_writes_every_experiment_and_the_page(quick_run):
+    for name in EXPERIMENTS:
+        doc = _json(quick_run, name)
+        assert doc["experiment"] == name and doc["rows"] and doc["config"]["quick"] is True
+        with (quick_run / "results" / f"{name}.csv").open(encoding="utf-8") as fh:
+            assert len(list(csv.DictReader(fh))) == len(doc["rows"])
+        for fig in doc["figures"]:
+            assert (quick_run / "results" / fig).stat().st_size > 10_000
+    text = (quick_run / "unfairness.md").read_text(encoding="utf-8")
+    assert "not run" not in text and text.count("**reproduced**") + text.count("**differs**") >= 9
+    for title in ("## 1. Fidelity", "## 2. Runtime", "## 7. Exact U_R"):
+        assert title in text
+    assert "](results/fidelity.png)" in text  # figures linked relative to the page
+    assert not list((quick_run / "results").glob(".*.tmp"))
+
+
+def test_flip_matches_every_closed_form(quick_run):
+    doc = _json(quick_run, "flip")
+    assert [r["t"] for r in doc["rows"]] == [round(0.1 * i, 1) for i in range(11)]
+    assert max(doc["summary"]["max_abs_error_vs_closed_form"].values()) < 1e-9
+    # closed forms: U_TC is linear (b = 1), U_MI^TVD quadratic (b = 2)
+    assert doc["summary"]["growth_exponent"]["tc_domain"] == pytest.approx(1.0, abs=1e-9)
+    assert doc["summary"]["growth_exponent"]["tvd"] == pytest.approx(2.0, abs=1e-6)
+
+
+def test_epsilon_errors_fall_and_runtime_covers_every_measure(quick_run):
+    eps = _json(quick_run, "epsilon")
+    assert {r["epsilon"] for r in eps["rows"]} == {0.1, 1.0, 5.0, 10.0}
+    for r in eps["rows"]:  # the noise scale is the documented sensitivity over ε
+        assert r["scale"] == pytest.approx(r["sensitivity"] / r["epsilon"])
+    runtime = _json(quick_run, "runtime")
+    series = {(r["series"], r["dataset"]) for r in runtime["rows"]}
+    assert series == {("rows", "census"), ("rows", "adult"), ("criteria", "adult")}
+    assert all(r[f"{k}_seconds"] > 0 for r in runtime["rows"] for k in ("count", "tvd", "tc", "repair_ci", "repair_bag"))
+
+
+def test_models_report_a_gap_and_accuracy_for_every_criterion(quick_run):
+    doc = _json(quick_run, "models")
+    for r in doc["rows"]:
+        for model in ("dp_forest", "dp_sgd", "forest"):
+            assert 0.0 <= r[f"{model}_dp_gap"] <= 1.0 and 0.0 < r[f"{model}_accuracy"] <= 1.0
+
+
+def test_fidelity_null_keeps_the_marginals(study, data_root):
+    common = study["common"]
+    real = common.tables_of("healthcare", True)
+    null = common.shuffled_tables("healthcare", True, seed=3)
+    for t, s in zip(real, null):
+        assert s.counts.sum(axis=2).sum(axis=0).tolist() == t.counts.sum(axis=2).sum(axis=0).tolist()  # P marginal
+        assert s.counts.sum(axis=1).tolist() == t.counts.sum(axis=1).tolist()  # (A, O) marginal
+
+
+def test_chunked_sum_equals_chunks_solved_one_by_one(study, data_root):
+    """The `_chunk` admissible column is exactly the paper's procedure: count each 100-row chunk
+    separately, solve it, add up."""
+    common, chunked = study["common"], study["chunked"]
+    from dpaudit.counts import count_tables
+    from dpaudit.criteria import parse_criteria
+    from dpaudit.measures import Repair
+
+    frame, schema = common.load("healthcare", True)
+    crits = list(parse_criteria(common.criteria_of("healthcare")))[:2]
+    tables = chunked.chunked_tables(frame, schema, crits, rows=100)
+    for crit, table in zip(crits, tables):
+        for semantics in ("bag", "ci"):
+            measure = Repair(semantics=semantics)
+            by_chunk = sum(measure.value(count_tables(frame.iloc[i:i + 100], [crit], schema)[0].counts)
+                           for i in range(0, len(frame), 100))
+            assert measure.value(table.counts) == pytest.approx(by_chunk, abs=2e-3)
+
+
+def test_dp_gap_known_truth_and_null(study):
+    dp_gap = study["common"].dp_gap
+    assert dp_gap(np.array([[80, 20], [40, 60]])) == pytest.approx(0.4)
+    # conditional: blocks weighted by their rows; 3 groups: the largest pairwise TVD
+    two = np.array([[[80, 20], [40, 60]], [[50, 50], [50, 50]]])
+    assert dp_gap(two) == pytest.approx(0.2)
+    three = np.array([[[10, 90, 0], [50, 50, 0], [0, 50, 50]]])
+    assert dp_gap(three) == pytest.approx(0.5)
+    # null: independent tables have no gap; groups under min_group are ignored
+    assert dp_gap(np.outer([30, 70, 200], [3, 1, 6])[None]) == pytest.approx(0.0, abs=1e-12)
+    assert dp_gap(np.array([[100, 0], [0, 5]])) == 0.0
+
+
+def test_feature_codes_follow_the_declared_schema(study):
+    from dpaudit.schema import Binned, Categorical, Schema
+
+    codes = study["models"].codes
+    schema = Schema({"x": Binned([0, 10, 20], missing="Missing"), "c": Categorical(["a", "b"])})
+    frame = pd.DataFrame({"x": [0.0, 9.9, 10.0, 25.0, math.nan], "c": ["b", "a", "z", "a", "b"]})
+    assert codes(frame, schema, "x").tolist() == [0, 0, 1, -1, 2]
+    assert codes(frame, schema, "c").tolist() == [1, 0, -1, 0, 1]
+
+
+def test_verdicts_follow_the_numbers(study):
+    claims = study["page"].claims
+    fidelity = {"summary": {"spearman_tvd_mi": 0.95, "spearman_tc_dp_gap": 0.2, "criteria": 4,
+                            "above_null": {"tvd": 4, "tc": 1}}}
+    verdicts = {c: v for c, v, _ in claims({"fidelity": fidelity})}
+    assert verdicts["§5.1 U_MI^TVD tracks mutual information"] == "**reproduced**"
+    assert verdicts["§5.1 U_TC grows monotonically with the demographic-parity gap"] == "**differs**"
+    assert verdicts["§5.6 models on DP data"] == "not run"
+
+
+def test_committed_page_is_rendered_from_the_committed_results(study):
+    """docs/results/unfairness.md is exactly what page.py renders from docs/results/unfairness/*.json."""
+    results_dir = ROOT / "docs" / "results" / "unfairness"
+    results = {name: json.loads((results_dir / f"{name}.json").read_text(encoding="utf-8"))
+               for name in study["run"].EXPERIMENTS if (results_dir / f"{name}.json").is_file()}
+    assert set(results) == set(EXPERIMENTS)
+    assert all(r["config"]["quick"] is False for r in results.values())
+    rendered = study["page"].render(results, "unfairness")
+    assert (ROOT / "docs" / "results" / "unfairness.md").read_text(encoding="utf-8") == rendered
+
+
+def test_missing_optional_packages_exit_2_before_writing(tmp_path, monkeypatch, study):
+    run = study["run"]
+    monkeypatch.setattr(run, "_missing", lambda names: ["opacus"] if "models" in names else [])
+    with pytest.raises(SystemExit) as err:
+        run.main(["models", "--quick", "--out", str(tmp_path / "o"), "--page", str(tmp_path / "p.md")])
+    assert err.value.code == 2
+    assert not (tmp_path / "o").exists() and not (tmp_path / "p.md").exists()
