@@ -86,6 +86,7 @@ def test_epsilon_errors_fall_and_runtime_covers_every_measure(quick_run):
     series = {(r["series"], r["dataset"]) for r in runtime["rows"]}
     assert series == {("rows", "census"), ("rows", "adult"), ("criteria", "adult")}
     assert all(r[f"{k}_seconds"] > 0 for r in runtime["rows"] for k in ("count", "tvd", "tc", "repair_ci", "repair_bag"))
+    assert all(r["counted_rows"] == r["rows"] for r in runtime["rows"])  # the timed pass read every row
 
 
 def test_models_report_a_gap_and_accuracy_for_every_criterion(quick_run):
