@@ -168,6 +168,18 @@ def test_committed_page_is_rendered_from_the_committed_results(study):
     assert (ROOT / "docs" / "results" / "unfairness.md").read_text(encoding="utf-8") == rendered
 
 
+def test_page_only_rerenders_and_unknown_experiments_are_refused(quick_run, study, capsys):
+    run = study["run"]
+    page = quick_run / "unfairness.md"
+    page.unlink()
+    assert run.main(["--page-only", "--out", str(quick_run / "results"), "--page", str(page)]) == 0
+    assert "## 7. Exact U_R" in page.read_text(encoding="utf-8")
+    with pytest.raises(SystemExit) as err:
+        run.main(["fidelty", "--out", str(quick_run / "x")])
+    assert err.value.code == 2 and "unknown experiment(s) fidelty" in capsys.readouterr().err
+    assert not (quick_run / "x").exists()
+
+
 def test_missing_optional_packages_exit_2_before_writing(tmp_path, monkeypatch, study):
     run = study["run"]
     monkeypatch.setattr(run, "_missing", lambda names: ["opacus"] if "models" in names else [])

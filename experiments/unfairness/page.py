@@ -163,7 +163,7 @@ SECTIONS = {
     "models": ("6. DP models' demographic-parity gap vs data-level measures", [
         ("dataset", "dataset"), ("criterion", "criterion"), ("data_dp_gap", "data gap"), ("data_tvd", "U_MI^TVD"),
         ("data_tc", "U_TC"), ("data_repair_ci", "U_R ci"), ("dp_forest_dp_gap", "DP forest gap"),
-        ("dp_forest_accuracy", "forest acc."), ("dp_sgd_dp_gap", "DP-SGD gap"), ("dp_sgd_accuracy", "DP-SGD acc."),
+        ("dp_forest_accuracy", "DP forest acc."), ("dp_sgd_dp_gap", "DP-SGD gap"), ("dp_sgd_accuracy", "DP-SGD acc."),
         ("forest_dp_gap", "forest gap (non-DP)"), ("forest_accuracy", "forest acc."), ("majority_share", "majority")]),
     "chunked": ("7. Exact U_R vs the 100-row chunked sum", [
         ("dataset", "dataset"), ("criterion", "criterion"), ("semantics", "semantics"), ("exact", "exact"),

@@ -57,8 +57,8 @@ def _missing(names: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("experiments", nargs="*", choices=[*EXPERIMENTS, "all"], default=[],
-                        help="experiments to run (all: every one)")
+    parser.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
+                        help=f"experiments to run: {', '.join(EXPERIMENTS)}, or all")
     parser.add_argument("--quick", action="store_true", help="small grids and datasets (CI; minutes)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "results" / "unfairness")
     parser.add_argument("--page", type=Path, default=ROOT / "docs" / "results" / "unfairness.md")
@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.experiments and not args.page_only:
         parser.error("name the experiments to run (or 'all'), or pass --page-only")
+    unknown = sorted(set(args.experiments) - {*EXPERIMENTS, "all"})
+    if unknown:
+        parser.error(f"unknown experiment(s) {', '.join(unknown)}; choose from {', '.join(EXPERIMENTS)}, or all")
     names = list(EXPERIMENTS) if "all" in args.experiments else list(dict.fromkeys(args.experiments))
     if args.datasets:
         unknown = sorted(set(args.datasets) - set(common.FULL_DATASETS))
