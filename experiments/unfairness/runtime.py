@@ -88,6 +88,7 @@ def run(config: Config) -> dict[str, Any]:
         "median_measure_only_ratio_to_tc": {k: float(np.median(v)) for k, v in measure_only.items()},
         "range_ratio_to_tc": {k: [float(min(v)), float(max(v))] for k, v in ratios.items()},
         "tc_fastest_share": float(np.mean([min(keys, key=lambda k, r=r: r[f"{k}_seconds"]) == "tc" for r in rows])),
+        "tvd_second_share": float(np.mean([sorted(keys, key=lambda k, r=r: r[f"{k}_seconds"])[1] == "tvd" for r in rows])),
     }
 
     def draw(axes: Any) -> None:

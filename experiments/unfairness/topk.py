@@ -37,13 +37,17 @@ def run(config: Config) -> dict[str, Any]:
                          "expected_relative_error": sens / EPSILON / value if value > 0 else float("nan"),
                          "mean_relative_error": float(np.mean(err)), "epsilon": EPSILON, "reps": REPS})
     by = {name: [r for r in rows if r["dataset"] == name] for name in config.datasets}
+    full = {name: math.fsum(TopContribution(k=t.counts.size).value(t.counts) for t in tables_of(name, config.quick))
+            for name in config.datasets}
     best_k = {name: min(sel, key=lambda r: r["mean_relative_error"])["k"] for name, sel in by.items()}
     summary = {
         "value_nondecreasing": all(all(a["value"] <= b["value"] + 1e-12 for a, b in zip(sel, sel[1:]))
                                    for sel in by.values()),
-        # U_TC(k) stops growing once k covers every cell with a positive difference
-        "value_saturates_at_k": {name: min(r["k"] for r in sel if r["value"] >= sel[-1]["value"] - 1e-12)
+        # U_TC(k) stops growing once k covers every cell with a positive difference: the smallest k of
+        # the grid reaching the all-cells value, None when the grid ends before it
+        "value_saturates_at_k": {name: next((r["k"] for r in sel if r["value"] >= full[name] * (1 - 1e-12)), None)
                                  for name, sel in by.items()},
+        "value_at_largest_k_over_all_cells": {name: sel[-1]["value"] / full[name] for name, sel in by.items()},
         "k_with_least_error": best_k,
         "k_with_least_expected_error": {name: min(sel, key=lambda r: r["expected_relative_error"])["k"]
                                         for name, sel in by.items()},
