@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit import datasets
+from dpaudit._io import atomic_open, atomic_write_text, to_jsonable
 from dpaudit.counts import CountTable, count_tables
 from dpaudit.criteria import parse_criteria
 from dpaudit.measures import TVD, Measure, Repair, TopContribution
@@ -180,41 +180,20 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 # -- outputs ---------------------------------------------------------------------------------------
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (np.floating, float)):
-        return None if not math.isfinite(float(value)) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
-
-
 def save(result: dict[str, Any], out: Path) -> None:
-    """``<experiment>.json`` (everything) and ``<experiment>.csv`` (the rows), written atomically."""
+    """``<experiment>.json`` (everything; non-finite numbers as null) and ``<experiment>.csv`` (the rows),
+    each written atomically."""
     out.mkdir(parents=True, exist_ok=True)
     name = result["experiment"]
-    _atomic(out / f"{name}.json", json.dumps(_plain(result), indent=1, ensure_ascii=False) + "\n")
-    rows = result["rows"]
+    doc = to_jsonable(result, nonfinite="null")
+    atomic_write_text(out / f"{name}.json", json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     columns: list[str] = []
-    for row in rows:
+    for row in doc["rows"]:
         columns += [c for c in row if c not in columns]
-    tmp = out / f".{name}.csv.tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+    with atomic_open(out / f"{name}.csv") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
-        writer.writerows(_plain(rows))
-    os.replace(tmp, out / f"{name}.csv")
-
-
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+        writer.writerows(doc["rows"])
 
 
 def figure(out: Path, name: str, draw: Callable[[Any], Iterable[Any] | None], *, ncols: int = 1,

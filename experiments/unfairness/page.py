@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dpaudit._io import atomic_write_text
+
 RULES = {
     "spearman": 0.8,  # "tracks" / "monotone in": Spearman ρ across criteria at least this
     "model_spearman": 0.5,  # data-level measure anticipates the models' gap: ρ at least this
@@ -230,6 +232,4 @@ def _summary_text(value: Any) -> str:
 def write(results: dict[str, Any], page: Path, out: Path) -> None:
     rel = Path(os.path.relpath(out, page.parent)).as_posix()
     page.parent.mkdir(parents=True, exist_ok=True)
-    tmp = page.with_name(f".{page.name}.tmp")
-    tmp.write_text(render(results, rel), encoding="utf-8")
-    os.replace(tmp, page)
+    atomic_write_text(page, render(results, rel))
