@@ -330,7 +330,7 @@ def _on_engine(engine: str, data: Any, crits: Sequence[Any], schema: Schema | st
     declared schema of the criteria's columns as the DuckDB reader types it); else as given."""
     if engine != "spark":
         return data
-    from dpaudit.counts import _declared_kinds
+    from dpaudit._frames import _declared_kinds
 
     kinds = {}
     if isinstance(schema, Schema):

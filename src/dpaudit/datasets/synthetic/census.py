@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DPAuditError
-from dpaudit._io import temporary_sibling
+from dpaudit._io import atomic_open
 from dpaudit.datasets.synthetic._args import _check_seed, _is_int
+from dpaudit.datasets.synthetic._draws import _Categorical, _normalised
 from dpaudit.datasets.synthetic.domains import (
     _OCC_TABLE,
     _RACE_TABLE,
@@ -31,42 +32,6 @@ __all__ = ["census", "write_census"]
 _BLOCK = 1 << 16  # rows per independently seeded block; row i depends only on (seed, dependence, i)
 _MIN_AGE, _MAX_AGE = 15, 85
 _INCOME_CAP = 200_000  # incomes are drawn from distributions truncated below this (exclusive)
-
-
-def _normalised(weights: Any) -> np.ndarray:
-    w = np.asarray(weights, dtype=np.float64)
-    return w / w.sum(axis=-1, keepdims=True)
-
-
-class _Categorical:
-    """Exact categorical draws from one probability table per group, for many rows at once.
-
-    The CDFs of all groups are laid out as one increasing array ``g + cdf_g``; a draw for a row of
-    group g with uniform u is the number of entries ``<= g + u``, minus ``g·K``. A guide table
-    (Chen & Asau 1974) gives, for each of ``_RES`` buckets per unit, a lower bound on that number,
-    so a few vectorised fix-up steps replace a binary search (numpy's searchsorted on unsorted keys
-    was the generator's bottleneck).
-    """
-
-    _RES = 1 << 12  # a power of two: key · _RES is exact
-
-    def __init__(self, probs: Any) -> None:
-        p = np.atleast_2d(_normalised(probs))
-        groups, self.width = p.shape
-        cdf = np.cumsum(p, axis=1)
-        cdf[:, -1] = 1.0  # so that row g ends exactly at g + 1
-        self.flat = np.append((np.arange(groups)[:, None] + cdf).ravel(), np.inf)
-        self.guide = np.searchsorted(self.flat, np.arange(groups * self._RES) / self._RES, side="right")
-
-    def __call__(self, u: np.ndarray, group: np.ndarray | None = None) -> np.ndarray:
-        key = u if group is None else group + u
-        idx = self.guide[(key * self._RES).astype(np.intp)]
-        while True:
-            step = key >= self.flat[idx]
-            if not step.any():
-                break
-            idx += step
-        return idx if group is None else idx - group * self.width
 
 
 def _age_weights() -> np.ndarray:
@@ -377,9 +342,6 @@ def write_census(
     dependence = _check_census_args(n_rows, dependence, seed)
     if not _is_int(chunk_rows) or chunk_rows <= 0:
         raise DPAuditError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise DPAuditError(f"cannot write {str(target)!r}: folder {str(target.parent)!r} does not exist")
     metadata = {
         b"dpaudit.generator": f"census v{GENERATOR_VERSION}".encode(),
         b"dpaudit.n_rows": str(int(n_rows)).encode(),
@@ -387,24 +349,18 @@ def write_census(
         b"dpaudit.seed": str(int(seed)).encode(),
         b"dpaudit.schema": CENSUS_SCHEMA.to_json().encode(),
     }
-    # a hidden name next to the target (same file system, so the rename is atomic); created by the
-    # Parquet writer itself, so the file gets the usual permissions
-    tmp = temporary_sibling(target)
-    writer = None
-    try:
-        for chunk in _chunks(int(n_rows), dependence, int(seed), int(chunk_rows)):
-            table = _arrow_table(chunk, metadata)
-            del chunk
-            if writer is None:
-                writer = pq.ParquetWriter(tmp, table.schema)
-            writer.write_table(table, row_group_size=len(table))
-            del table
-        assert writer is not None  # n_rows > 0
-        writer.close()
+    target = Path(path)
+    with atomic_open(target, "wb") as handle:  # a temporary sibling, renamed onto path when complete
         writer = None
-        os.replace(tmp, target)
-    finally:
-        if writer is not None:
-            writer.close()
-        tmp.unlink(missing_ok=True)
+        try:
+            for chunk in _chunks(int(n_rows), dependence, int(seed), int(chunk_rows)):
+                table = _arrow_table(chunk, metadata)
+                del chunk
+                if writer is None:
+                    writer = pq.ParquetWriter(handle, table.schema)
+                writer.write_table(table, row_group_size=len(table))
+                del table
+        finally:
+            if writer is not None:
+                writer.close()
     return target
