@@ -35,10 +35,10 @@ from dpaudit.mia.evaluate import _jarque_bera_share, evaluate
 from dpaudit.mia.fits import LooFitter, loo_fits, record_moments
 from dpaudit.mia.metrics import (
     Bootstrap,
+    bootstrap,
     clopper_pearson,
     epsilon_lower_bound,
     epsilon_lower_bound_ci,
-    intervals,
     percentile_interval,
 )
 from dpaudit.mia.metrics.intervals import TargetEntries, TargetSets
@@ -259,7 +259,7 @@ def test_bootstrap_totals_match_the_oracle(m, n, n_boot, field_bits, monkeypatch
     """Weighted counts (exact), listed entries and per-record means (1e-12) against the direct
     products; ``field_bits`` shrinks the packed fields so that they are split, halved and bypassed."""
     if field_bits is not None:
-        monkeypatch.setattr(intervals, "_FIELD_BITS", field_bits)
+        monkeypatch.setattr(bootstrap, "_FIELD_BITS", field_bits)
     rng = np.random.default_rng(m * n)
     boot = Bootstrap((m, n), n_boot, seed=9)
     old = OldBootstrap((m, n), n_boot, seed=9)
@@ -298,7 +298,7 @@ def test_bootstrap_totals_match_the_oracle(m, n, n_boot, field_bits, monkeypatch
 
 def test_bootstrap_heavy_record_is_counted_exactly(monkeypatch):
     """A record drawn more often than one packed field holds is counted on its own."""
-    monkeypatch.setattr(intervals, "_FIELD_BITS", 1)
+    monkeypatch.setattr(bootstrap, "_FIELD_BITS", 1)
     boot = Bootstrap((4, 3), 6, seed=1)
     assert boot.bits == 1 and int(boot.w_records.max()) > 1
     rng = np.random.default_rng(0)
@@ -374,7 +374,7 @@ def test_evaluate_spans_many_blocks(monkeypatch):
     from dpaudit.mia import fits
 
     monkeypatch.setattr(fits.column_blocks, "__defaults__", (100,))
-    monkeypatch.setattr(intervals, "_FIELD_BITS", 5)
+    monkeypatch.setattr(bootstrap, "_FIELD_BITS", 5)
     scores = _scoreset(50, 700, 21, ties=True)
     assert_reports_match(evaluate(scores, fpr=(0.05, 0.01), n_boot=15, seed=1),
                          old_evaluate(scores, fpr=(0.05, 0.01), n_boot=15, seed=1))

@@ -1,8 +1,14 @@
 """Metrics of a membership-inference evaluation: the exact ROC, intervals, ε bounds (spec ``mia.md`` §3–4).
 
 * :mod:`~dpaudit.mia.metrics.roc` — the exact ROC kernel and its views (TPR at FPR α, rates at a
-  threshold, AUC, per-record rates);
-* :mod:`~dpaudit.mia.metrics.intervals` — Clopper–Pearson and the one two-axis bootstrap;
+  threshold, AUC);
+* :mod:`~dpaudit.mia.metrics.pooled` — the low-FPR end and the AUC of a pooled ROC from one sort of the
+  non-members' values;
+* :mod:`~dpaudit.mia.metrics.record_rates` — per-record rates of one threshold rule;
+* :mod:`~dpaudit.mia.metrics.intervals` — Clopper–Pearson, percentile intervals, the bootstrap CI of
+  any statistic;
+* :mod:`~dpaudit.mia.metrics.bootstrap` — the one two-axis bootstrap (with :mod:`.replicates`, the
+  blocks and target sets it totals over, and :mod:`.rechosen`, the re-chosen threshold);
 * :mod:`~dpaudit.mia.metrics.epsilon` — ε lower bounds from a test's rates.
 """
 

@@ -7,7 +7,8 @@ import numpy as np
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._validation import unit_interval
 
-__all__ = ["as_scores", "as_bool", "check_same_shape", "check_level", "check_counts", "scalar_or_array"]
+__all__ = ["as_scores", "as_bool", "check_same_shape", "pooled_classes", "score_matrix", "check_level", "check_counts",
+           "scalar_or_array"]
 
 
 def as_scores(scores: object, name: str) -> np.ndarray:
@@ -36,6 +37,36 @@ def as_bool(labels: object, name: str) -> np.ndarray:
 def check_same_shape(a: np.ndarray, b: np.ndarray, na: str, nb: str) -> None:
     if a.shape != b.shape:
         raise DataError(f"{na} has shape {a.shape} but {nb} has shape {b.shape}; they must match element for element")
+
+
+def pooled_classes(scores: object, labels: object) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Pooled scores and labels of an ROC, flat (views when contiguous), with members and non-members counted.
+
+    Raises DataError for inputs :func:`as_scores`/:func:`as_bool` reject, shapes that differ, empty
+    input, or labels without a member or without a non-member.
+    """
+    s = as_scores(scores, "scores")
+    y = as_bool(labels, "labels")
+    check_same_shape(s, y, "scores", "labels")
+    s, y = s.reshape(-1), y.reshape(-1)
+    if s.size == 0:
+        raise DataError("scores and labels are empty; the ROC needs at least one member and one non-member")
+    n_pos = int(np.count_nonzero(y))
+    n_neg = int(y.size - n_pos)
+    if n_pos == 0 or n_neg == 0:
+        which = "members (True labels)" if n_pos == 0 else "non-members (False labels)"
+        raise DataError(f"labels contain no {which}; the ROC needs both classes (got {y.size} records)")
+    return s, y, n_pos, n_neg
+
+
+def score_matrix(score: object, keep: object) -> tuple[np.ndarray, np.ndarray]:
+    """A non-empty (M models, N+ records) score matrix and its boolean keep matrix of the same shape."""
+    s = as_scores(score, "score")
+    k = as_bool(keep, "keep")
+    check_same_shape(s, k, "score", "keep")
+    if s.ndim != 2 or s.size == 0:
+        raise DataError(f"score must be a non-empty (M models, N+ records) matrix, got shape {s.shape}")
+    return s, k
 
 
 def check_level(level: float) -> float:

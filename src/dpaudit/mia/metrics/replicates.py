@@ -1,0 +1,87 @@
+"""What the two-axis bootstrap totals over: a block of its replicates and the targets it counts.
+
+* :class:`ReplicateBlock` — the model and record weights of a block of replicates;
+* :class:`TargetSets` — sets of targets, bit-packed for :meth:`Bootstrap.column_totals`;
+* :class:`TargetEntries` — listed targets with values, for :meth:`Bootstrap.entry_totals`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+__all__ = ["ReplicateBlock", "TargetSets", "TargetEntries"]
+
+
+@dataclass(frozen=True, eq=False)
+class ReplicateBlock:
+    """Replicates ``start:stop`` of a :class:`Bootstrap`.
+
+    Attributes
+    ----------
+    start, stop : int
+    w_models : ndarray of float, shape (stop − start, M)
+    w_records : ndarray of small unsigned int, shape (stop − start, N+)
+        The multinomial counts (one byte each when they fit), converted to float where they are used.
+    """
+
+    start: int
+    stop: int
+    w_models: np.ndarray
+    w_records: np.ndarray
+
+
+class TargetSets:
+    """Several sets of targets of an (M, N+) design, bit-packed for :meth:`Bootstrap.column_totals`.
+
+    Set ``i`` is bit ``i mod g`` of the uint8 array ``codes[i // g]``, ``g`` = :attr:`Bootstrap.group`
+    (how many counts share one float64 in the bootstrap's matrix product).
+
+    Examples
+    --------
+    >>> sets = TargetSets((2, 3), 2, group=3)
+    >>> sets.add(1, slice(0, 3), np.array([[True, False, True], [False, False, True]]))
+    >>> sets.codes[0].tolist()
+    [[2, 0, 2], [0, 0, 2]]
+    """
+
+    def __init__(self, shape: tuple[int, int], n_sets: int, *, group: int) -> None:
+        self.shape, self.n_sets, self.group = shape, int(n_sets), int(group)
+        self.codes = [np.zeros(shape, dtype=np.uint8) for _ in range(-(-self.n_sets // self.group))]
+
+    def add(self, i: int, cols: slice, members: np.ndarray) -> None:
+        """Put the targets ``members`` (bool, shape (M, width of cols)) of records ``cols`` in set ``i``."""
+        code = self.codes[i // self.group][:, cols]
+        code |= np.left_shift(members.view(np.uint8), i % self.group)
+
+
+class TargetEntries:
+    """Listed targets of an (M, N+) design with ``k`` values each, for :meth:`Bootstrap.entry_totals`.
+
+    Held as one sparse (k·M × N+) matrix in compressed columns: row ``j·M + m`` of column ``x`` is
+    ``values[e, j]`` of the target ``e`` at (m, x) (zeros dropped), so a block of records is a slice of
+    columns.
+
+    Parameters
+    ----------
+    shape : (M, N+)
+    positions : ndarray of int, shape (E,)
+        Flat positions ``m·N+ + x`` (each target at most once).
+    values : ndarray of float, shape (E, k)
+
+    Examples
+    --------
+    >>> e = TargetEntries((2, 3), np.array([1, 5]), np.array([[1.0, 0.5], [0.0, 2.0]]))
+    >>> e.matrix.toarray().tolist()
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 2.0]]
+    """
+
+    def __init__(self, shape: tuple[int, int], positions: np.ndarray, values: np.ndarray) -> None:
+        m, n = int(shape[0]), int(shape[1])
+        self.shape, self.k = (m, n), int(values.shape[1])
+        rows, cols = np.divmod(np.asarray(positions, dtype=np.int64), n)
+        nz_entry, nz_col = np.nonzero(values)
+        self.matrix = sparse.csc_matrix((values[nz_entry, nz_col], (nz_col * m + rows[nz_entry], cols[nz_entry])),
+                                        shape=(self.k * m, n))
