@@ -49,38 +49,26 @@ threshold's per-record FPR over all records. None of it changes a number of the 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from dpaudit._errors import DataError, DPAuditError
+from dpaudit._errors import DPAuditError
 from dpaudit._validation import flag, one_of, unit_interval, whole_number
 from dpaudit.mia.attacks import Attack, attack_from
-from dpaudit.mia.calibrate import fitted_sign, fpc_factor, pp_transform, threshold
-from dpaudit.mia.fits import LooFitter, RecordMoments, column_blocks, loo_fits, record_moments
-from dpaudit.mia.metrics import (
-    Bootstrap,
-    clopper_pearson,
-    epsilon_lower_bound,
-    epsilon_lower_bound_ci,
-    percentile_interval,
-)
-from dpaudit.mia.metrics.intervals import RechosenThreshold, TargetEntries, TargetSets
-from dpaudit.mia.metrics.roc import PooledScores, mann_whitney_auc
-from dpaudit.mia.per_record import (
-    block_ranks,
-    hit_probability,
-    normal_tail_umvue,
-    not_estimable_reason,
-    parametric_per_record,
-    rank_cap,
-)
-from dpaudit.mia.results import AlphaResult, Curve, FprSpread, Histogram, MiaReport, RuleResult
+from dpaudit.mia.calibrate import fpc_factor
+from dpaudit.mia.curves import CURVE_POINTS, CURVE_TARGETS, CurveSample, fpr_histogram, naive_curve, parametric_curve
+from dpaudit.mia.fits import LooFitter, RecordMoments, record_moments
+from dpaudit.mia.metrics import Bootstrap
+from dpaudit.mia.metrics.pooled import mann_whitney_auc
+from dpaudit.mia.metrics.replicates import TargetSets
+from dpaudit.mia.per_record import parametric_per_record
+from dpaudit.mia.results import MiaReport
+from dpaudit.mia.rule_results import RULE_NAMES, RULES, alpha_rows, bootstrap_replicates
 from dpaudit.mia.scores import ScoreSet
+from dpaudit.mia.statistic import Statistic, smallest_above, sorted_positives
+from dpaudit.mia.tally import RulePlan, Tally, first_pass, naive_pass
 
 __all__ = ["evaluate", "MiaReport", "RULES", "RULE_NAMES", "MIN_FPR", "MAX_BOOT", "CURVE_POINTS", "CURVE_TARGETS"]
 
@@ -90,20 +78,6 @@ MIN_FPR = 1e-12
 #: The most bootstrap replicates :func:`evaluate` draws (each is a full resampled evaluation; the
 #: 95 % interval is stable to ±0.5 % of its width well before this).
 MAX_BOOT = 10_000
-
-#: Points per ROC curve of the report's figures (:class:`~dpaudit.mia.results.Curve`).
-CURVE_POINTS = 160
-#: The most targets the PP curves are counted on (every k-th model, all records): ~10 ms at M = 256,
-#: N+ = 50,000 (~1 % of the evaluation; 2 models there, 50,000 non-member targets, so the curves reach
-#: FPR 2e-5).
-CURVE_TARGETS = 1 << 17
-
-RULES = ("naive", "pp_normal", "pp_t", "pp_rank", "per_record_empirical", "per_record_parametric")
-#: Labels of the rules in tables and figures.
-RULE_NAMES = {"naive": "naive concat", "pp_normal": "PP concat N(0,1)", "pp_t": "PP concat t",
-              "pp_rank": "PP concat rank", "per_record_empirical": "per-record empirical",
-              "per_record_parametric": "per-record param."}
-
 
 #: What a score set's ``meta`` says about how it was made that the report repeats (``options["scores"]``).
 _MENTIONED_META = ("dataset", "data", "model", "design", "trainer", "seed", "simulation", "null")
@@ -121,66 +95,6 @@ def _jarque_bera_share(moments: RecordMoments, level: float = 0.01) -> float:
     jb = n / 6.0 * (skew**2 + (kurt - 3.0) ** 2 / 4.0)
     p = stats.chi2.sf(jb, df=2)
     return float(np.mean(np.where(m2 > 0, p < level, False)))
-
-
-def _epsilon(tp: float, n_pos: int, fp: float, n_neg: int, *, delta: float, level: float,
-             tpr_reps: np.ndarray | None = None, fpr_reps: np.ndarray | None = None) -> tuple[float, float]:
-    """ε lower bound from realised rates with confidence, and the labelled point estimate.
-
-    ``ε_lb = ln((TPR_lo − δ)/FPR_hi)`` (0 when not positive) with TPR_lo the smaller of the
-    Clopper–Pearson lower bound and, when bootstrap replicates of the rates at the same threshold are
-    given, their lower percentile; FPR_hi likewise the larger upper bound. The bootstrap over models
-    and records sees what Clopper–Pearson cannot: the pooled targets share models and records.
-    Expected counts of a randomised rule are rounded against leakage (TP down, FP up).
-    """
-    tp_count, fp_count = math.floor(tp + 1e-9), min(math.ceil(fp - 1e-9), n_neg)
-    bound = epsilon_lower_bound_ci(tp_count, n_pos, fp_count, n_neg, delta=delta, level=level)
-    tpr_lo, fpr_hi = float(bound.tpr_lower), float(bound.fpr_upper)
-    tail = 50 * (1 - level)
-    if tpr_reps is not None:
-        tpr_lo = min(tpr_lo, float(np.nanpercentile(tpr_reps, tail)))
-    if fpr_reps is not None:
-        fpr_hi = max(fpr_hi, float(np.nanpercentile(fpr_reps, 100 - tail)))
-    eps = float(epsilon_lower_bound(max(tpr_lo, 0.0), min(fpr_hi, 1.0), delta=delta))
-    return eps, float(bound.point)
-
-
-def _pooled(tp: float, fp: float, n_pos: int, n_neg: int, reps: tuple[np.ndarray, np.ndarray] | None, *,
-            delta: float, level: float, **extra: Any) -> RuleResult:
-    """TPR, realised FPR, Clopper–Pearson and bootstrap CIs and ε of one fixed per-target rule.
-
-    ``tp``, ``fp``: the rule's (expected) true and false positives; ``reps``: the bootstrap replicates
-    of its TPR and FPR, or None.
-    """
-    lo, hi = clopper_pearson(math.floor(tp + 1e-9), n_pos, level=level)
-    tpr_reps, fpr_reps = (None, None) if reps is None else reps
-    eps_lb, eps_point = _epsilon(tp, n_pos, fp, n_neg, delta=delta, level=level, tpr_reps=tpr_reps, fpr_reps=fpr_reps)
-    return RuleResult(True, tp / n_pos, fp / n_neg, eps_lb, eps_point,
-                      ci=None if tpr_reps is None else (percentile_interval(tpr_reps, level)),
-                      cp=(float(lo), float(hi)), **extra)
-
-
-def _per_record(values: np.ndarray, reps: np.ndarray | None, level: float, **fields: Any) -> RuleResult:
-    """A mean of per-record estimates with its records bootstrap interval."""
-    ci = None if reps is None else (percentile_interval(reps, level))
-    return RuleResult(True, float(values.mean()), ci=ci, **fields)
-
-
-@dataclass
-class _Tally:
-    """Everything one pass over the blocks of records gathers for the rules (per α: index j)."""
-
-    n_alpha: int
-    tp: dict[str, list[float]] = field(default_factory=dict)  # pooled rule → per α
-    fp: dict[str, list[float]] = field(default_factory=dict)
-    positions: list[np.ndarray] = field(default_factory=list)  # targets the bootstrap sums one by one
-    values: list[np.ndarray] = field(default_factory=list)  # … and their values, one column per sum
-
-    def count(self, rule: str, j: int, hits: np.ndarray, members: np.ndarray) -> None:
-        """Add a block's calls of a 0/1 rule: ``hits`` (all targets) and ``members`` (hits among IN targets)."""
-        tp = int(np.count_nonzero(members))
-        self.tp.setdefault(rule, [0.0] * self.n_alpha)[j] += tp
-        self.fp.setdefault(rule, [0.0] * self.n_alpha)[j] += int(np.count_nonzero(hits)) - tp
 
 
 def evaluate(
@@ -236,14 +150,15 @@ def evaluate(
 
     Notes
     -----
-    Computed in two passes over blocks of records (:func:`dpaudit.mia.fits.column_blocks`, ~2 MB per
+    Computed in two passes over blocks of records (:mod:`dpaudit.mia.tally`;
+    :func:`dpaudit.mia.fits.column_blocks`, ~2 MB per
     array), so the only full-size arrays besides the inputs are the attack's statistic, the
     bootstrap's bit-packed target sets (one byte per target and four sets) and the non-members'
     sorted statistic. Pass 1 fits every block (:class:`~dpaudit.mia.fits.LooFitter`), computes the
     PP score ``z = (t − μ_out)/σ_out``, the statistic (LiRA's OUT density from that z; the
     non-members' values gathered block by block), the conformal ranks (capped:
-    :func:`~dpaudit.mia.per_record.rank_cap`) and counts every fixed rule; the naive cuts then come
-    from one sort of the non-members' statistic (:class:`~dpaudit.mia.metrics.roc.PooledScores`:
+    :func:`~dpaudit.mia.conformal.rank_cap`) and counts every fixed rule; the naive cuts then come
+    from one sort of the non-members' statistic (:class:`~dpaudit.mia.metrics.pooled.PooledScores`:
     "score > c" is the ROC point at FPR ≤ α), and pass 2 counts the naive rule and its per-record
     FPR. The bootstrap (its record weights drawn in the background meanwhile) reuses that sort and
     the counted sets (:class:`~dpaudit.mia.metrics.Bootstrap`). Last, the members' statistic is
@@ -272,13 +187,7 @@ def evaluate(
     if not isinstance(scores, ScoreSet):
         raise DPAuditError(f"evaluate() takes a ScoreSet, got {type(scores).__name__}; build one with ScoreSet(...)")
     attack = attack_from(attack)
-    alphas = tuple(fpr) if isinstance(fpr, Sequence) and not isinstance(fpr, str) else (fpr,)
-    if not alphas:
-        raise DPAuditError("fpr needs at least one target false-positive rate, e.g. (0.01,)")
-    alphas = tuple(unit_interval("fpr", a) for a in alphas)
-    if min(alphas) < MIN_FPR:
-        raise DPAuditError(f"fpr {min(alphas):g} is below {MIN_FPR:g}: no evaluation holds the ~1/fpr non-member "
-                           "scores needed to measure it; ask for a larger false-positive rate")
+    alphas = _checked_alphas(fpr)
     threshold_kind = one_of("threshold", threshold_kind, ("t", "normal"))
     n_boot = whole_number("n_boot", n_boot, minimum=0, maximum=MAX_BOOT)
     seed = whole_number("seed", seed, minimum=0)
@@ -288,7 +197,6 @@ def evaluate(
     level = unit_interval("level", level, " (e.g. 0.95)")
     keep = np.asarray(scores.keep)
     n_models, n_records = keep.shape
-    n_alpha = len(alphas)
     fpc_value = fpc_factor(scores.train_size, scores.pool_size) if fpc else None
     signal = np.asarray(attack.signal(scores), dtype=np.float64)
     moments = record_moments(signal, keep, higher=True)
@@ -296,195 +204,34 @@ def evaluate(
                        moments=moments)
     n_in, n_out = moments.n_in.astype(np.int64), moments.n_out.astype(np.int64)
     n_pos, n_neg = int(n_in.sum()), int(n_out.sum())
-    # Student-t thresholds per record: a target's leave-one-out OUT count is n_out (IN target) or
-    # n_out − 1 (OUT target), so two values per record, from the distinct counts
-    t_cut = [(threshold(a, kind="t", n_out=moments.n_out), threshold(a, kind="t", n_out=moments.n_out - 1))
-             for a in alphas]
-    z_cut = [threshold(a, kind="normal") for a in alphas]
-    reasons = [not_estimable_reason(moments.n_out, a) for a in alphas]
-    ranked = [j for j in range(n_alpha) if not reasons[j]]
-    cap = rank_cap([alphas[j] for j in ranked], int(n_out.max())) if ranked else 0
+    plan = RulePlan.of(alphas, moments)
 
     boot = Bootstrap(keep.shape, n_boot, seed=seed) if n_boot else None
-    # the bootstrap's target sets: the IN targets, then per α the IN targets each rule calls members
-    set_names = ["keep"] + [f"{rule}/{j}" for j in range(n_alpha) for rule in ("naive", "pp_normal", "pp_t")]
-    set_names += [f"pp_rank/{j}" for j in ranked]
-    index = {name: i for i, name in enumerate(set_names)}
-    sets = TargetSets(keep.shape, len(set_names), group=boot.group) if boot else None
-    # …and the targets summed one by one: per α, OUT targets called by a PP rule or ranked, and IN
-    # targets with a fractional conformal call
-    value_names = [f"{rule}/{j}" for j in range(n_alpha) for rule in ("pp_normal", "pp_t")]
-    value_names += [f"{part}/{j}" for j in ranked for part in ("rank_fp", "rank_tp")]
-    column = {name: i for i, name in enumerate(value_names)}
-
-    tally = _Tally(n_alpha)
-    # the figures' PP curves read every model_step-th model (then every record_step-th record): all records,
-    # so the heterogeneity of records does not move the curve off the table's numbers
-    model_step = -(-n_models // max(1, min(n_models, CURVE_TARGETS // n_records)))
-    record_step = -(-len(range(0, n_models, model_step)) * n_records // CURVE_TARGETS)
-    curve_f: list[np.ndarray] = []
-    curve_k: list[np.ndarray] = []
-    crossed = [np.zeros(n_records, dtype=np.int64) for _ in alphas]
-    emp_tpr = {j: np.empty(n_records) for j in ranked}
-    emp_fpr = {j: np.empty(n_records) for j in ranked}
-    rank_tp = {j: np.empty(n_records) for j in ranked}
-    rank_fp = {j: np.empty(n_records) for j in ranked}
-
-    stat: np.ndarray | None = None  # the attack's statistic, (M, N+)
-    blockwise = True
-    negatives, filled = np.empty(n_neg), 0  # the non-members' statistic (blockwise attacks)
-    for cols in column_blocks(n_records, n_models):
-        s, k = signal[:, cols], keep[:, cols]
-        out = ~k
-        fits = fitter.fits(cols)
-        z = pp_transform(s, fits, sign="positive")  # (t − μ_out)/σ_out: PP's score and LiRA's OUT density
-        own = attack.block_statistic(s, fits, z) if blockwise else None
-        if stat is None:  # the first block decides: statistic by blocks, or of the whole ScoreSet
-            blockwise = own is not None
-            stat = np.empty(keep.shape) if blockwise else np.asarray(
-                attack.statistic(scores, loo_fits(signal, keep, location=attack.location, variance=attack.variance,
-                                                  fpc=fpc_value)), dtype=np.float64)
-        if own is not None:
-            if not np.isfinite(own).all():
-                raise DataError(f"the {attack.name} statistic is not finite for some targets of records "
-                                f"{cols.start}–{cols.stop - 1}; check the scores for extreme values")
-            stat[:, cols] = own
-            part = own[out]  # the non-members' statistic, gathered while the block is in cache
-            negatives[filled:filled + part.size] = part
-            filled += part.size
-        f = z if sign == "positive" else fitted_sign(z.copy(), fits)
-        first = -cols.start % record_step
-        if first < k.shape[1]:
-            curve_f.append(f[::model_step, first::record_step].copy())
-            curve_k.append(k[::model_step, first::record_step].copy())
-        called_out = np.zeros(k.shape, dtype=bool)  # OUT targets that some rule calls a member
-        rows: dict[str, np.ndarray] = {}
-        for j in range(n_alpha):
-            # Student-t threshold of a target: its record's, at n_out (IN target) or n_out − 1 (OUT)
-            t_in, t_out = t_cut[j][0][cols], t_cut[j][1][cols]
-            for rule, hits in (("pp_normal", f >= z_cut[j]), ("pp_t", ((f >= t_in) & k) | ((f >= t_out) & out))):
-                members = hits & k
-                tally.count(rule, j, hits, members)
-                if sets is not None:
-                    sets.add(index[f"{rule}/{j}"], cols, members)
-                    rows[f"{rule}/{j}"] = hits & out
-                    called_out |= rows[f"{rule}/{j}"]
-            # the Gaussian model's check: each record's t threshold crossed by its own OUT signals
-            crossed[j][cols] = np.count_nonzero((z >= t_out) & out, axis=0)
-        if ranked:
-            ranks = block_ranks(s, k, n_out[cols], cap)
-            for j in ranked:
-                hits = hit_probability(ranks, alphas[j])
-                in_hits, out_hits = hits * k, hits * out  # hits ≥ 0: the same floats as where(k, hits, 0)
-                rank_tp[j][cols], rank_fp[j][cols] = in_hits.sum(axis=0), out_hits.sum(axis=0)
-                emp_tpr[j][cols], emp_fpr[j][cols] = rank_tp[j][cols] / n_in[cols], rank_fp[j][cols] / n_out[cols]
-                if sets is not None:
-                    whole = in_hits == 1.0
-                    sets.add(index[f"pp_rank/{j}"], cols, whole)
-                    fraction = in_hits * ~whole  # IN targets called with a probability strictly below 1
-                    called_out |= (out_hits > 0) | (fraction > 0)
-                    rows[f"rank_fp/{j}"], rows[f"rank_tp/{j}"] = out_hits, fraction
-        if sets is not None:
-            sets.add(index["keep"], cols, k)
-            picked = np.flatnonzero(called_out)
-            width = k.shape[1]
-            tally.positions.append((picked // width) * n_records + cols.start + picked % width)
-            vals = np.zeros((picked.size, len(value_names)))
-            for name, arr in rows.items():
-                vals[:, column[name]] = arr.reshape(-1)[picked]
-            tally.values.append(vals)
-    assert stat is not None
+    sets = TargetSets(keep.shape, len(plan.index), group=boot.group) if boot else None
+    tally = Tally.start(plan, n_records)
+    curve = CurveSample.of(n_models, n_records)
+    statistic = Statistic(scores, attack, signal, keep, fpc_value, n_neg)
+    first_pass(signal, keep, fitter, plan, tally, statistic, curve, sets, sign=sign, n_in=n_in, n_out=n_out)
 
     # the naive rule: thresholds from one sort of the non-members' statistic, then pass 2 counts it
-    if blockwise:
-        negatives.sort()
-        pooled = PooledScores.with_sorted_negatives(stat, keep, negatives)
-    else:
-        del negatives
-        pooled = PooledScores(stat, keep)
+    pooled = statistic.pooled()
+    stat = statistic.stat
+    assert stat is not None
     cuts = [pooled.cut(a, strict=strict) for a in alphas]
-    rec_fpr = [np.empty(n_records) for _ in alphas]
-    for cols in column_blocks(n_records, n_models):
-        st, k = stat[:, cols], keep[:, cols]
-        for j, c in enumerate(cuts):
-            above = st > c
-            members = above & k
-            tally.count("naive", j, above, members)
-            rec_fpr[j][cols] = np.count_nonzero(above & ~k, axis=0) / n_out[cols]
-            if sets is not None:
-                sets.add(index[f"naive/{j}"], cols, members)
+    naive_pass(stat, keep, cuts, tally, sets, plan, n_out)
 
     parametric = [parametric_per_record(signal, keep, a, fpc=fpc_value, moments=moments).tpr for a in alphas]
     reps: dict[str, np.ndarray] = {}
     if boot is not None and sets is not None:
-        listed = TargetEntries(keep.shape, np.concatenate(tally.positions), np.concatenate(tally.values))
-        tally.positions, tally.values = [], []
-        # per-record values whose means the bootstrap resamples over records
-        records = np.stack([emp_tpr[j] for j in ranked] + [p for p in parametric if p is not None], axis=1)
-        rechosen = RechosenThreshold(pooled, alphas, cuts, keep.shape)
-        parts: dict[str, list[np.ndarray]] = {}
-        for block in boot.blocks():
-            counts, sums = boot.column_totals(block, sets, records)
-            entries = boot.entry_totals(block, listed)
-            tp_pos = counts[:, index["keep"]]
-            neg = np.maximum(block.w_models.sum(axis=1) * block.w_records.sum(axis=1) - tp_pos, 1e-300)
-            pos = np.maximum(tp_pos, 1e-300)
-            naive_cut = counts[:, [index[f"naive/{j}"] for j in range(n_alpha)]]
-            tpr, fp_anchor = rechosen.tpr(block, naive_cut, tp_pos)
-            found = {"naive_rechosen": tpr, "naive_tpr": naive_cut / pos[:, None], "naive_fpr": fp_anchor / neg[:, None],
-                     "records": sums / block.w_records.sum(axis=1)[:, None]}
-            for rule in ("pp_normal", "pp_t"):
-                found[f"{rule}_tpr"] = counts[:, [index[f"{rule}/{j}"] for j in range(n_alpha)]] / pos[:, None]
-                found[f"{rule}_fpr"] = entries[:, [column[f"{rule}/{j}"] for j in range(n_alpha)]] / neg[:, None]
-            if ranked:
-                found["pp_rank_tpr"] = (counts[:, [index[f"pp_rank/{j}"] for j in ranked]]
-                                        + entries[:, [column[f"rank_tp/{j}"] for j in ranked]]) / pos[:, None]
-                found["pp_rank_fpr"] = entries[:, [column[f"rank_fp/{j}"] for j in ranked]] / neg[:, None]
-            for name, arr in found.items():
-                parts.setdefault(name, []).append(arr)
-        reps = {name: np.concatenate(arrs) for name, arrs in parts.items()}
+        reps = bootstrap_replicates(boot, sets, tally, plan, parametric, pooled, cuts, keep.shape)
 
     # the statistic is no longer needed as a matrix: its members' values are sorted in its place for
     # the AUC, and each naive threshold (the smallest score the rule calls) is read off both classes
-    positives = _sorted_positives(stat, keep, own_stat=blockwise)
-    naive_threshold = [_smallest_above(c, pooled.negatives, positives) for c in cuts]
+    positives = sorted_positives(stat, keep, own_stat=statistic.blockwise)
+    naive_threshold = [smallest_above(c, pooled.negatives, positives) for c in cuts]
     auc_naive = mann_whitney_auc(pooled.negatives, positives)
-    eps = {"delta": delta, "level": level}
-
-    def replicates(rule: str, j: int) -> tuple[np.ndarray, np.ndarray] | None:
-        if not reps:
-            return None
-        col = ranked.index(j) if rule == "pp_rank" else j
-        return reps[f"{rule}_tpr"][:, col], reps[f"{rule}_fpr"][:, col]
-
-    rows_out = []
-    for j, alpha in enumerate(alphas):
-        rules: dict[str, RuleResult] = {}
-        naive = _pooled(tally.tp["naive"][j], tally.fp["naive"][j], n_pos, n_neg, replicates("naive", j), **eps)
-        # the threshold was chosen on these data: no Clopper–Pearson interval; the bootstrap re-chooses it
-        rules["naive"] = RuleResult(True, naive.tpr, naive.fpr, naive.epsilon_lb, naive.epsilon_point,
-                                    ci=(percentile_interval(reps["naive_rechosen"][:, j], level) if reps else None),
-                                    threshold=naive_threshold[j])
-        for kind in ("normal", "t"):
-            rule = f"pp_{kind}"
-            rules[rule] = _pooled(tally.tp[rule][j], tally.fp[rule][j], n_pos, n_neg, replicates(rule, j), **eps)
-        if reasons[j]:
-            rules["pp_rank"] = rules["per_record_empirical"] = RuleResult.not_estimable(reasons[j])
-        else:
-            rank = rules["pp_rank"] = _pooled(float(rank_tp[j].sum()), float(rank_fp[j].sum()), n_pos, n_neg,
-                                              replicates("pp_rank", j), **eps)
-            # ε from the same targets' counts as the pooled rank rule (identical under the efficient design)
-            rules["per_record_empirical"] = _per_record(
-                emp_tpr[j], reps["records"][:, ranked.index(j)] if reps else None, level,
-                fpr=float(emp_fpr[j].mean()), epsilon_lb=rank.epsilon_lb, epsilon_point=rank.epsilon_point)
-        par = parametric[j]
-        assert par is not None  # the parametric estimator is estimable at any α
-        tail_fpr = float((crossed[j] / n_out).mean())
-        rules["per_record_parametric"] = _per_record(
-            par, reps["records"][:, len(ranked) + j] if reps else None, level, fpr=alpha, fpr_kind="nominal",
-            t_threshold_fpr_loo=tail_fpr)
-        spread = FprSpread(float(np.nanmax(rec_fpr[j])), float(np.nanmean(rec_fpr[j] > alpha)))
-        rows_out.append(AlphaResult(alpha, {r: rules[r] for r in RULES}, spread))
+    rows_out = alpha_rows(plan, tally, parametric, reps, naive_threshold, n_out, n_pos=n_pos, n_neg=n_neg,
+                          delta=delta, level=level)
     options = {"attack": attack.name, "attack_options": attack.options(), "threshold": threshold_kind, "fpc": fpc,
                "sign": sign, "location": attack.location, "variance": attack.variance, "strict": strict,
                "n_boot": n_boot, "level": level, "delta": delta, "train_size": scores.train_size,
@@ -492,132 +239,19 @@ def evaluate(
                "scores": {k: v for k, v in scores.meta.items() if k in _MENTIONED_META}}
     diagnostics = {"share_non_normal": _jarque_bera_share(moments), "min_n_out": int(n_out.min()) - 1,
                    "auc_naive": auc_naive}
-    sampled = np.arange(0, n_records, record_step)
-    curves = {"naive": _naive_curve(pooled.negatives, positives, n_models, n_records),
-              **_pp_curves(np.concatenate(curve_f, axis=1), np.concatenate(curve_k, axis=1), n_out[sampled]),
-              "per_record_parametric": _parametric_curve(moments, fpc_value, n_neg)}
-    histograms = tuple(_fpr_histogram(a, rec_fpr[j], int(n_out.min())) for j, a in enumerate(alphas))
-    return MiaReport(n_models, n_records, alphas, tuple(rows_out), options, diagnostics, curves, histograms)
+    curves = {"naive": naive_curve(pooled.negatives, positives, n_models, n_records), **curve.curves(n_out),
+              "per_record_parametric": parametric_curve(moments, fpc_value, n_neg)}
+    histograms = tuple(fpr_histogram(a, tally.rec_fpr[j], int(n_out.min())) for j, a in enumerate(alphas))
+    return MiaReport(n_models, n_records, alphas, rows_out, options, diagnostics, curves, histograms)
 
 
-def _curve_alphas(n_neg: int, points: int = CURVE_POINTS) -> np.ndarray:
-    """``points`` target FPRs log-spaced from 1 down to 1/n_neg (so the thresholds ascend)."""
-    return np.geomspace(1.0, 1.0 / max(n_neg, 1), points)
-
-
-def _naive_curve(negatives: np.ndarray, positives: np.ndarray, n_models: int, n_records: int) -> Curve:
-    """The naive rule's exact ROC at ≤ :data:`CURVE_POINTS` false-positive counts log-spaced from 1 to
-    n_neg: each point is "score > c" with c the cut of :meth:`PooledScores.cut` (both classes sorted)."""
-    n_neg, n_pos = negatives.size, positives.size
-    allowed = np.unique(np.geomspace(1, n_neg, CURVE_POINTS).round().astype(np.int64))
-    where = n_neg - 1 - allowed
-    cut = np.where(where >= 0, negatives[np.maximum(where, 0)], -np.inf)
-    fp = n_neg - np.searchsorted(negatives, cut, side="right")
-    tp = n_pos - np.searchsorted(positives, cut, side="right")
-    return Curve(tuple((fp / n_neg).tolist()), tuple((tp / n_pos).tolist()), "realised", n_records, n_models)
-
-
-def _suffix_counts(index: np.ndarray, members: np.ndarray, points: int) -> tuple[np.ndarray, np.ndarray]:
-    """Targets called at each of ``points`` ascending thresholds, given ``index`` = how many thresholds
-    each target reaches: (false positives, true positives) per threshold."""
-    counts = np.bincount((index + (points + 1) * members).ravel(), minlength=2 * (points + 1))
-    out, inside = counts[:points + 1], counts[points + 1:]
-    # called at threshold i iff index > i: the sum over bins i + 1 … points
-    return np.cumsum(out[::-1])[::-1][1:], np.cumsum(inside[::-1])[::-1][1:]
-
-
-def _counted_curve(fp: np.ndarray, tp: np.ndarray, n_neg: int, n_pos: int, shape: tuple[int, int]) -> Curve:
-    """The curve of counts at ascending thresholds (FPR descending), FPR ascending, repeated points once."""
-    fp, tp = fp[::-1], tp[::-1]
-    new = np.ones(fp.size, dtype=bool)
-    new[1:] = (fp[1:] != fp[:-1]) | (tp[1:] != tp[:-1])
-    return Curve(tuple((fp[new] / n_neg).tolist()), tuple((tp[new] / n_pos).tolist()), "realised", shape[1],
-                 shape[0])
-
-
-def _pp_curves(f: np.ndarray, members: np.ndarray, n_out: np.ndarray) -> dict[str, Curve]:
-    """ROC of the PP-normal and PP-t rules as α sweeps :func:`_curve_alphas`, on sampled targets.
-
-    ``f``, ``members``: the PP scores and membership of the sampled targets (models × records); ``n_out``
-    their records' OUT counts. A target is called at α when ``f`` reaches the rule's threshold
-    (PP-t: its record's, at n_out for an IN target and n_out − 1 for an OUT one, as in :func:`evaluate`).
-    """
-    n_pos = int(np.count_nonzero(members))
-    n_neg = members.size - n_pos
-    alphas = _curve_alphas(n_neg)
-    points = alphas.size
-    out: dict[str, Curve] = {}
-    index = np.searchsorted(stats.norm.isf(alphas), f, side="right")
-    out["pp_normal"] = _counted_curve(*_suffix_counts(index, members, points), n_neg, n_pos, f.shape)
-    n_ref = n_out[None, :] - ~members  # the leave-one-out OUT count of each target's fit
-    low, high = int(n_out.min()) - 1, int(n_out.max())
-    for d in range(low, high + 1):  # few values: n_out − 1 and n_out under the efficient design
-        chosen = n_ref == d
-        if chosen.any():
-            cut = stats.t.isf(alphas, d - 1) * math.sqrt(1 + 1 / d)
-            index[chosen] = np.searchsorted(cut, f[chosen], side="right")
-    out["pp_t"] = _counted_curve(*_suffix_counts(index, members, points), n_neg, n_pos, f.shape)
-    return out
-
-
-#: Points of the per-record parametric curve (a smooth function of α), and the most records it reads
-#: (evenly spaced; each point is a beta function per record, ~0.2 µs): its mean over records moves
-#: with their heterogeneity, sd ~5 % at TPR 0.1 on 2,048 records of the Gaussian simulation (sd of
-#: per-record TPR 0.23); ~8 ms.
-_PARAMETRIC_POINTS = 20
-_PARAMETRIC_RECORDS = 2048
-
-
-def _parametric_curve(moments: RecordMoments, fpc: float | None, n_neg: int) -> Curve:
-    """Mean per-record parametric TPR at α log-spaced from 1/n_neg to 1 (nominal FPR), on evenly spaced
-    records: :func:`~dpaudit.mia.per_record.parametric_per_record` for every α at once (the same formula)."""
-    n_records = moments.n_in.size
-    sampled = np.arange(0, n_records, -(-n_records // _PARAMETRIC_RECORDS))
-    alphas = _curve_alphas(n_neg, _PARAMETRIC_POINTS)[::-1][:-1]  # α = 1 (every target called) is added last
-    scale = 1.0 if fpc is None else 1.0 / math.sqrt(fpc)
-    n_in, n_out = moments.n_in[sampled], moments.n_out[sampled]
-    sd_in, sd_out = np.sqrt(moments.ss_in[sampled] / (n_in - 1)), np.sqrt(moments.ss_out[sampled] / (n_out - 1))
-    distinct, inverse = np.unique(n_out, return_inverse=True)
-    t_cut = (stats.t.isf(alphas[:, None], distinct - 1) * np.sqrt(1 + 1 / distinct))[:, inverse]
-    cut = moments.mean_out[sampled] + sd_out * scale * t_cut
-    tpr = normal_tail_umvue(cut, n_in, moments.mean_in[sampled], sd_in * scale).mean(axis=1)
-    return Curve((*alphas.tolist(), 1.0), (*tpr.tolist(), 1.0), "nominal", int(sampled.size))
-
-
-def _fpr_histogram(alpha: float, fpr: np.ndarray, n_out: int) -> Histogram:
-    """Histogram of per-record FPRs: ≤ ~40 bins, each a whole number of steps 1/n_out wide and centred
-    on the lattice k/n_out the FPRs of records with n_out OUT models lie on; the range covers 2α."""
-    step = 1.0 / n_out
-    high = max(float(np.nanmax(fpr)), 2 * alpha)
-    width = max(1, math.ceil(high / step / 40)) * step
-    bins = int((high + step / 2) // width) + 1
-    edges = np.arange(bins + 1) * width - step / 2
-    counts = np.histogram(fpr[np.isfinite(fpr)], edges)[0]
-    return Histogram(alpha, tuple(edges.tolist()), tuple(int(c) for c in counts))
-
-
-def _sorted_positives(stat: np.ndarray, keep: np.ndarray, *, own_stat: bool) -> np.ndarray:
-    """The members' statistic, ascending, for :func:`mann_whitney_auc` (the AUC from the sorted classes).
-
-    The members' values are gathered in place at the front of ``stat`` when it is the evaluation's
-    own array (a copy otherwise), so this adds no full-size array; ``stat`` is spent afterwards.
-    """
-    flat, labels = stat.reshape(-1), keep.reshape(-1)
-    if own_stat:
-        filled = 0
-        for lo in range(0, flat.size, 1 << 20):  # write position ≤ read position: a safe in-place compaction
-            chunk = flat[lo:lo + (1 << 20)][labels[lo:lo + (1 << 20)]]
-            flat[filled:filled + chunk.size] = chunk
-            filled += chunk.size
-        positives = flat[:filled]
-    else:
-        positives = flat[labels]
-    positives.sort()
-    return positives
-
-
-def _smallest_above(cut: float, *ascending: np.ndarray) -> float:
-    """The smallest value above ``cut`` in any of the ascending arrays (inf if none): the threshold
-    of the rule "score > cut", as the smallest score it calls a member."""
-    found = [a[i] for a in ascending if (i := int(np.searchsorted(a, cut, side="right"))) < a.size]
-    return float(min(found)) if found else math.inf
+def _checked_alphas(fpr: Sequence[float]) -> tuple[float, ...]:
+    """The target FPRs α of :func:`evaluate`: one or more, each in (0, 1) and at least :data:`MIN_FPR`."""
+    alphas = tuple(fpr) if isinstance(fpr, Sequence) and not isinstance(fpr, str) else (fpr,)
+    if not alphas:
+        raise DPAuditError("fpr needs at least one target false-positive rate, e.g. (0.01,)")
+    alphas = tuple(unit_interval("fpr", a) for a in alphas)
+    if min(alphas) < MIN_FPR:
+        raise DPAuditError(f"fpr {min(alphas):g} is below {MIN_FPR:g}: no evaluation holds the ~1/fpr non-member "
+                           "scores needed to measure it; ask for a larger false-positive rate")
+    return alphas

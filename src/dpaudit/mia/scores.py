@@ -73,8 +73,24 @@ FORMAT_VERSION = 1
 _ARRAYS = ("score", "keep", "meta_json")
 
 
+class ScoreShape:
+    """``n_models`` and ``n_records`` of a class holding a ``score`` matrix of shape (M, N+)."""
+
+    score: np.ndarray
+
+    @property
+    def n_models(self) -> int:
+        """M, the number of models (rows)."""
+        return int(self.score.shape[0])
+
+    @property
+    def n_records(self) -> int:
+        """N+, the number of pool records (columns)."""
+        return int(self.score.shape[1])
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class ScoreSet:
+class ScoreSet(ScoreShape):
     """Scores of M models on N+ pool records with their membership, validated (spec §1).
 
     Parameters
@@ -143,16 +159,6 @@ class ScoreSet:
         object.__setattr__(self, "pool_size", pool_size)
         object.__setattr__(self, "meta", meta)
         object.__setattr__(self, "mean_in_per_model", float(keep.sum(axis=1).mean()))
-
-    @property
-    def n_models(self) -> int:
-        """M, the number of models (rows)."""
-        return int(self.score.shape[0])
-
-    @property
-    def n_records(self) -> int:
-        """N+, the number of pool records (columns)."""
-        return int(self.score.shape[1])
 
     def __repr__(self) -> str:
         return (

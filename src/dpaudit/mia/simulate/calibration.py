@@ -20,7 +20,7 @@ from dpaudit._errors import DPAuditError
 from dpaudit._io import to_jsonable
 from dpaudit._validation import number, seed_value, unit_interval, whole_number
 from dpaudit.mia.designs import keep_matrix
-from dpaudit.mia.scores import ScoreSet
+from dpaudit.mia.scores import ScoreSet, ScoreShape
 from dpaudit.mia.simulate._summary import summary
 
 __all__ = ["SimulatedScores", "gaussian_scores", "DEFAULT_ALPHAS"]
@@ -29,9 +29,8 @@ __all__ = ["SimulatedScores", "gaussian_scores", "DEFAULT_ALPHAS"]
 DEFAULT_ALPHAS: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4)
 
 
-
 @dataclass(frozen=True, eq=False)
-class SimulatedScores:
+class SimulatedScores(ScoreShape):
     """Scores of M models on N+ records drawn from known per-record Gaussians.
 
     ``score[m, x] ~ N(mu_in[x], sd_in[x]²)`` if ``keep[m, x]`` (x in model m's training set), else
@@ -64,14 +63,6 @@ class SimulatedScores:
     train_size: int
     seed: int | None
     params: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def n_models(self) -> int:
-        return int(self.score.shape[0])
-
-    @property
-    def n_records(self) -> int:
-        return int(self.score.shape[1])
 
     @property
     def delta(self) -> np.ndarray:
