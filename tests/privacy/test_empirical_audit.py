@@ -16,6 +16,7 @@ from dpaudit.counts import count_tables
 from dpaudit.criteria import Criterion
 from dpaudit.privacy import laplace_release, noisy_top_k
 from dpaudit.privacy._mechanisms import laplace_draws, noisy_top_k_draws
+from dpaudit.selfcheck._pairs import _value_measure
 
 #: How close each pair comes to the claimed sensitivity (|Δv| / Δ), as documented in the report.
 CLOSENESS = {
@@ -97,7 +98,7 @@ def test_pairs_are_replace_one_neighbours_within_the_bound(name):
         change = np.abs(marginal_differences(pair.after) - marginal_differences(pair.before)).max()
         sensitivity = MD_LINF_SENSITIVITY / pair.n
     else:
-        measure = sc._value_measure(name)
+        measure = _value_measure(name)
         change = abs(measure.value(pair.after) - measure.value(pair.before))
         sensitivity = measure.sensitivity([Criterion.parse(pair.criterion)], pair.n)
     assert change <= sensitivity * (1 + 1e-9)

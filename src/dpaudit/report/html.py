@@ -30,27 +30,13 @@ in a notebook.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dpaudit.report._html import (
-    PALETTE,
-    esc,
-    figure_svg,
-    fmt,
-    fragment,
-    key_values,
-    new_figure,
-    note,
-    page,
-    section,
-    table,
-)
+from dpaudit.report._html import esc, fmt, fragment, key_values, note, page, section, table
+from dpaudit.report._html_audit_figures import UNITS, _heatmap, _labels, _value_figure
 from dpaudit.results import (
     AuditResult,
     BlockRepairDetail,
-    CellMDMap,
-    MeasureResult,
     PrivateTopCellsDetails,
     RepairDetails,
     TopCellsDetails,
@@ -75,13 +61,6 @@ MEANING = {
               "(p, o) pairs of each block form a product, Capuchin's).",
 }
 
-#: The axis label (with the unit) of each measure's figure.
-UNITS = {
-    "tvd": "U_MI^TVD (dimensionless; per criterion in [0, 2))",
-    "tc": "U_TC (share of all n rows; per criterion in [0, 2])",
-    "repair": "U_R (rows deleted + inserted)",
-}
-
 #: What a negative noisy value means, printed in every DP page.
 NEGATIVE_NOTE = (
     "Every measure's true value is 0 or more. A DP release adds Laplace noise to it, and the noise can push "
@@ -92,8 +71,6 @@ NEGATIVE_NOTE = (
 
 _MAX_BLOCKS = 10  # repair: the largest blocks shown per criterion (all of them are in the JSON)
 _MAX_CHANGES = 6  # repair: the largest cell changes shown per block
-_MAP_ROWS, _MAP_COLS = 40, 100  # heat map: the most rows and columns drawn (largest total MD kept)
-_ANNOTATE = 48  # heat map: cells up to which every MD is written in its cell
 
 
 # -- the page ---------------------------------------------------------------------------------------
@@ -376,144 +353,6 @@ def _trail(result: AuditResult) -> str:
     """The stages the audit recorded: what was counted, with which mechanism, ε and sensitivity."""
     body = "<ol>" + "".join(f"<li>{esc(s)}</li>" for s in result.stages) + "</ol>"
     return section("Explain trail", body, anchor="trail", page_break=False)
-
-
-# -- figures ----------------------------------------------------------------------------------------
-
-def _value_figure(result: AuditResult, m: MeasureResult) -> str:
-    """A dot per criterion (exact) or for the released sum (DP) with its 95% noise interval."""
-    if result.exact and m.per_criterion is not None:
-        labels = [str(c) for c in result.criteria] + ["sum over the criteria"]
-        values = list(m.per_criterion) + [m.value]
-        lows, highs = values, values
-    else:
-        labels = [f"sum over the {len(result.criteria)} criteri{'on' if len(result.criteria) == 1 else 'a'}"]
-        values, lows, highs = [m.value], [m.release.interval[0]], [m.release.interval[1]]
-    height = 1.4 + 0.42 * len(labels)
-    fig, ax = new_figure(7.0, height)
-    ys = list(range(len(labels)))[::-1]
-    colour = PALETTE[5]
-    err = [[v - lo for v, lo in zip(values, lows)], [hi - v for v, hi in zip(values, highs)]]
-    ax.errorbar(values, ys, xerr=err, fmt="o", color=colour, ecolor=colour, capsize=5, markersize=6,
-                label="released value" + ("" if result.exact else " with its 95% noise interval"))
-    points = [*lows, *highs]
-    if m.name == "tvd" and isinstance(m.details, TVDDetails) and result.exact:
-        nats = [b.mi_nats for b in m.details.baseline]
-        ax.scatter(nats, ys[:len(nats)], marker="D", facecolors="none", edgecolors=PALETTE[6], zorder=3,
-                   label="I(P;O|A) in nats (Pinsker: U_MI^TVD ≤ I)")
-        points += nats
-    lo, hi = min(points), max(points)
-    if lo <= 0 or lo < 0.3 * hi:  # zero is in view unless it would squash the interval
-        lo = min(lo, 0.0)
-        ax.axvline(0.0, color="#555555", linewidth=0.8, linestyle="--")
-    pad = (hi - lo) * 0.08 or max(abs(hi) * 0.1, 1e-6)
-    ax.set_xlim(lo - pad, hi + pad)
-    ax.set_ylim(-0.7, len(labels) - 0.3)
-    ax.set_yticks(ys, labels)
-    ax.set_xlabel(UNITS.get(m.name, m.title))
-    ax.grid(axis="x", color="#dddddd", linewidth=0.6)
-    ax.set_axisbelow(True)
-    if len(ax.get_legend_handles_labels()[0]) > 1 or not result.exact:
-        fig.legend(loc="outside lower center", ncols=2, fontsize=8, frameon=False)
-    if result.exact:
-        caption = f"{m.title}: exact value per criterion and their sum (no noise, so no interval)."
-    else:
-        caption = (f"{m.title}: released value {fmt(m.value)} (dot) with its 95% noise interval "
-                   f"[{fmt(m.release.interval[0])}, {fmt(m.release.interval[1])}] (bar), ε = {fmt(m.release.epsilon)}.")
-    return figure_svg(fig, caption=caption, label=f"values-{m.name}")
-
-
-def _heatmap(cmap: CellMDMap, index: int, cells: str) -> str:
-    """MD(a,p,o) of one criterion as a heat map: P × O for one block, (p, o) pairs × blocks otherwise;
-    the longer axis runs across, and at most 40 × 100 rows/columns (those with the largest MD) are drawn."""
-    import numpy as np
-
-    label = f"md-map-{index}"
-    if cmap.md is None:
-        return note(f"{cmap.criterion}: {fmt(cmap.cells)} cells, too many for a heat map; the top cells above "
-                    "name the ones that matter.")
-    md = np.asarray(cmap.md, dtype=float)
-    blocks, n_p, n_o = md.shape
-    if blocks == 1:
-        grid = md[0]
-        row_names = [_labels(p) for p in cmap.protected]
-        col_names = [_labels(o) for o in cmap.outcome]
-        row_axis, col_axis = _columns(cmap.protected, "protected"), _columns(cmap.outcome, "outcome")
-    else:
-        grid = md.reshape(blocks, n_p * n_o).T
-        row_names = [f"{_labels(p)} · {_labels(o)}" for p in cmap.protected for o in cmap.outcome]
-        col_names = [_labels(a) for a in cmap.blocks]
-        row_axis = f"{_columns(cmap.protected, 'protected')} · {_columns(cmap.outcome, 'outcome')}"
-        col_axis = _columns(cmap.blocks, "admissible") + " (block a)"
-    if grid.shape[0] > grid.shape[1]:  # the longer axis across the page
-        grid, row_names, col_names, row_axis, col_axis = grid.T, col_names, row_names, col_axis, row_axis
-    shown = ""
-    rows_kept = _largest(grid.sum(axis=1), _MAP_ROWS)
-    cols_kept = _largest(grid.sum(axis=0), _MAP_COLS)
-    if len(rows_kept) < grid.shape[0] or len(cols_kept) < grid.shape[1]:
-        shown = (f" Showing the {len(rows_kept)} of {grid.shape[0]} rows and {len(cols_kept)} of {grid.shape[1]} "
-                 "columns with the largest total MD.")
-    grid = grid[np.ix_(rows_kept, cols_kept)]
-    row_names = [row_names[i] for i in rows_kept]
-    col_names = [col_names[j] for j in cols_kept]
-    n_rows, n_cols = grid.shape
-    annotate = grid.size <= _ANNOTATE and n_cols <= 8
-    width = min(7.5, max(4.5, 2.8 + (0.75 if annotate else 0.42) * n_cols))
-    longest = max(map(len, col_names), default=0)
-    rotate = n_cols > 8 or longest > 10
-    height = min(9.0, max(2.4, 1.3 + 0.3 * n_rows + (0.06 * min(longest, 24) if rotate else 0)))
-    fig, ax = new_figure(width, height)
-    vmax = float(grid.max()) if grid.size and grid.max() > 0 else 1.0
-    from matplotlib import colormaps
-
-    steps = colormaps["cividis"].resampled(32)  # 32 shades: as readable, and a colour bar of 32 vector patches
-    mesh = ax.pcolormesh(grid, cmap=steps, vmin=0.0, vmax=vmax, edgecolors="white", linewidth=0.4)
-    ax.invert_yaxis()
-    step_r = max(1, math.ceil(n_rows / 40))
-    step_c = max(1, math.ceil(n_cols / 30))
-    ax.set_yticks([i + 0.5 for i in range(0, n_rows, step_r)], row_names[::step_r], fontsize=8)
-    ax.set_xticks([j + 0.5 for j in range(0, n_cols, step_c)], col_names[::step_c], fontsize=8,
-                  rotation=(90 if n_cols > 8 else 35) if rotate else 0, ha="right" if rotate and n_cols <= 8 else "center",
-                  rotation_mode="anchor" if rotate and n_cols <= 8 else "default")
-    ax.set_ylabel(row_axis)
-    ax.set_xlabel(col_axis)
-    bar = fig.colorbar(mesh, ax=ax, label="MD (share of n)")
-    if bar.solids is not None:
-        bar.solids.set_rasterized(False)  # vector, not an embedded PNG: the page holds no image
-        bar.solids.set_edgecolor("face")  # no hairline gaps between the shades
-    if annotate:
-        for i in range(n_rows):
-            for j in range(n_cols):
-                value = float(grid[i, j])
-                ax.text(j + 0.5, i + 0.5, fmt(value), ha="center", va="center", fontsize=7,
-                        color="white" if value < 0.55 * vmax else "black")
-    mode = " Observed-cell mode: empty cells count 0." if cells == "observed" else ""
-    caption = (f"MD(a,p,o) of every cell of {cmap.criterion} (darker: closer to independence, lighter: further)."
-               f"{shown}{mode}")
-    return figure_svg(fig, caption=caption, label=label)
-
-
-# -- small helpers ----------------------------------------------------------------------------------
-
-def _largest(totals: Any, limit: int) -> list[int]:
-    """Indices of the ``limit`` largest totals, in their original order (all when there are fewer)."""
-    if len(totals) <= limit:
-        return list(range(len(totals)))
-    import numpy as np
-
-    return sorted(int(i) for i in np.argsort(-np.asarray(totals), kind="stable")[:limit])
-
-
-def _labels(values: Mapping[str, Any]) -> str:
-    """A cell side's values: ``Female`` for one column, ``sex=Female, race=Black`` for several."""
-    if len(values) == 1:
-        return str(next(iter(values.values())))
-    return ", ".join(f"{k}={v}" for k, v in values.items())
-
-
-def _columns(sides: Sequence[Mapping[str, Any]], fallback: str) -> str:
-    """The column names of one side (from its first label), e.g. ``sex`` or ``sex, race``."""
-    return ", ".join(sides[0]) if sides and sides[0] else fallback
 
 
 def _repair_text(block: BlockRepairDetail) -> str:
