@@ -53,14 +53,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
-import io
 import json
-import math
 import os
 import platform
-import resource
-import statistics
 import subprocess
 import sys
 import time
@@ -71,7 +66,6 @@ from typing import Any
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 # Benchmark the working tree this script lives in, whatever copy `pip install -e` points at.
 REPO = Path(__file__).resolve().parents[1]
@@ -80,299 +74,35 @@ if (_SRC / "dpaudit" / "__init__.py").is_file():
     sys.path.insert(0, str(_SRC))
 
 import dpaudit  # noqa: E402
-from dpaudit import Binned, Categorical, Schema  # noqa: E402
-from dpaudit.measures.tvd import u_mi_tvd  # noqa: E402
+from dpaudit import Schema  # noqa: E402
 
 if str(REPO / "benchmarks") not in sys.path:  # the suite's timing module, shared by every script
     sys.path.append(str(REPO / "benchmarks"))
-from _suite.timing import interleaved  # noqa: E402
+# The helpers live in the sibling modules below; the names other scripts use (bench_repair, bench_mia,
+# bench_spark, _suite/adapters) stay importable from here.
+from _fairness_baseline import _dense as _dense  # noqa: E402
+from _fairness_baseline import check, criterion_columns, duckdb_counts, group_by_sql  # noqa: E402
+from _fairness_baseline import integer_division as integer_division  # noqa: E402
+from _fairness_data import CRITERIA as CRITERIA  # noqa: E402
+from _fairness_data import _adult, census_file  # noqa: E402
+from _fairness_data import dataset as dataset  # noqa: E402
+from _fairness_data import schema as schema  # noqa: E402
+from _fairness_paper import PAPER_REPO, run_paper_tc, tc_misses  # noqa: E402
+from _fairness_paper import TC_PAIRS as TC_PAIRS  # noqa: E402
+from _fairness_timing import _run, load, peak_rss_mib, print_result  # noqa: E402
+from _fairness_timing import interleaved as interleaved  # noqa: E402
+from _fairness_timing import reset_high_water_mark as reset_high_water_mark  # noqa: E402
+from _fairness_timing import ru_maxrss_mib as ru_maxrss_mib  # noqa: E402
+from _fairness_timing import status_mib as status_mib  # noqa: E402
+from _fairness_timing import summarize as summarize  # noqa: E402
 
 TARGET_RATIO = 1.5  # audit / baseline, Adult and census
 TARGET_RSS_MIB = 2048  # peak RSS of the audit at 100M rows
 
 
 # --------------------------------------------------------------------------------------------------
-# where generated data goes
-# --------------------------------------------------------------------------------------------------
-def default_data_dir() -> Path:
-    """``$XDG_CACHE_HOME/dpaudit-bench``, else ``~/.cache/dpaudit-bench``: outside the source tree."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "dpaudit-bench"
-
-
-def data_dir_of(data_dir: str | Path | None) -> Path:
-    """The folder for generated data (created), refusing one inside this repository."""
-    folder = Path(data_dir).expanduser().resolve() if data_dir is not None else default_data_dir()
-    if folder == REPO or REPO in folder.parents:
-        raise SystemExit(f"--data-dir {folder} is inside the repository {REPO}; generated data stays out of the "
-                         "source tree (default: $XDG_CACHE_HOME/dpaudit-bench or ~/.cache/dpaudit-bench)")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def census_file(rows: int, data_dir: str | Path | None = None, *, seed: int = 0,
-                dependence: float = 0.5) -> tuple[Path, bool]:
-    """The census-like Parquet file of ``rows`` rows (written once, then reused while its rows, seed
-    and generator version, read from the Parquet metadata, match). Returns the path and whether it
-    was reused. Same file name as ``benchmarks/_suite``'s, so both share the cache."""
-    from dpaudit.datasets.synthetic import GENERATOR_VERSION, write_census
-
-    folder = data_dir_of(data_dir)
-    path = folder / f"census_n{rows}_d{dependence:g}_s{seed}_v{GENERATOR_VERSION}.parquet"
-    want = {b"dpaudit.n_rows": str(rows).encode(), b"dpaudit.seed": str(seed).encode(),
-            b"dpaudit.generator": f"census v{GENERATOR_VERSION}".encode()}
-    if path.is_file():
-        try:
-            meta = pq.read_metadata(path).metadata or {}
-            if all(meta.get(k) == v for k, v in want.items()):
-                return path, True
-        except (OSError, pa.ArrowInvalid):
-            pass
-    write_census(path, rows, dependence=dependence, seed=seed)
-    return path, False
-
-
-# --------------------------------------------------------------------------------------------------
-# the synthetic Adult-like table (used by bench_repair.py)
-# --------------------------------------------------------------------------------------------------
-GENERATOR_VERSION = "1"  # bump when the generator below changes, so cached files are regenerated
-CHUNK_ROWS = 1_000_000  # rows generated and written per step (one Parquet row group each)
-SEX = ("Male", "Female")
-SEX_P = (0.669, 0.331)
-RACE = ("White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other")
-RACE_P = (0.854, 0.096, 0.032, 0.010, 0.008)
-RACE_LOGIT = (0.0, -0.85, 0.05, -0.95, -1.2)  # log-odds shift of >50K by race, roughly Adult's gaps
-INCOME = ("<=50K", ">50K")
-EDU = tuple(range(1, 17))
-EDU_P = np.array([0.002, 0.005, 0.010, 0.020, 0.016, 0.029, 0.036, 0.013,
-                  0.323, 0.224, 0.042, 0.033, 0.164, 0.053, 0.018, 0.013])
-EDU_P = EDU_P / EDU_P.sum()
-EDU_RATE = np.array([0.01, 0.036, 0.048, 0.062, 0.053, 0.066, 0.051, 0.076,  # P(>50K | education-num)
-                     0.16, 0.19, 0.261, 0.248, 0.415, 0.557, 0.734, 0.741])
-HOURS = tuple(range(1, 100))
-HOURS_EDGES = (1, 20, 30, 40, 41, 50, 60, 100)  # Binned variant: 7 bins of hours-per-week
-CRITERIA = ("education-num ⊥ income", "sex ⊥ income", "race ⊥ income", "sex ⊥ income | hours-per-week")
-
-
-def _chunk(rows: int, seed: int, index: int) -> pa.Table:
-    """One chunk of the synthetic Adult-like table; deterministic in (seed, index)."""
-    rng = np.random.default_rng([seed, index])
-    male = rng.random(rows) < SEX_P[0]
-    race = rng.choice(len(RACE), size=rows, p=RACE_P)
-    edu_code = rng.choice(len(EDU), size=rows, p=EDU_P)
-    bell = rng.normal(np.where(male, 44.0, 35.0), 12.0)  # hours: a spike at 40, else a sex-dependent bell
-    bell = np.where(rng.random(rows) < 0.5, np.round(bell / 5.0) * 5.0, np.round(bell))
-    hours = np.where(rng.random(rows) < 0.45, 40.0, bell).clip(1, 99).astype(np.int64)
-    logit = (np.log(EDU_RATE / (1 - EDU_RATE))[edu_code] + np.where(male, 0.45, -0.9)
-             + np.asarray(RACE_LOGIT)[race] + 0.035 * (hours - 40))
-    rich = rng.random(rows) < 1.0 / (1.0 + np.exp(-logit))
-
-    def strings(codes: np.ndarray, labels: Sequence[str]) -> pa.Array:
-        dictionary = pa.array(labels, type=pa.string())
-        return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), dictionary).cast(pa.string())
-
-    return pa.table({
-        "sex": strings(np.where(male, 0, 1), SEX),
-        "race": strings(race, RACE),
-        "education-num": pa.array(np.asarray(EDU, dtype=np.int64)[edu_code]),
-        "hours-per-week": pa.array(hours),
-        "income": strings(rich.astype(np.int64), INCOME),
-    })
-
-
-def dataset(rows: int, seed: int, data_dir: str | Path | None = None) -> tuple[Path, bool]:
-    """The synthetic Adult-like Parquet file (in the data folder), generated in 1M-row chunks unless a
-    matching one exists. Returns the path and whether it was reused."""
-    folder = data_dir_of(data_dir)
-    path = folder / f"adult_synth_n{rows}_s{seed}.parquet"
-    want = {b"dpaudit_bench_rows": str(rows).encode(), b"dpaudit_bench_seed": str(seed).encode(),
-            b"dpaudit_bench_generator": GENERATOR_VERSION.encode()}
-    if path.is_file():
-        try:
-            meta = pq.read_metadata(path)
-            if meta.num_rows == rows and all((meta.metadata or {}).get(k) == v for k, v in want.items()):
-                return path, True
-        except (OSError, pa.ArrowInvalid):
-            pass
-    if rows <= 0:
-        raise SystemExit("rows must be positive")
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    writer = None
-    try:
-        for index, start in enumerate(range(0, rows, CHUNK_ROWS)):
-            table = _chunk(min(CHUNK_ROWS, rows - start), seed, index)
-            if writer is None:
-                writer = pq.ParquetWriter(tmp, table.schema.with_metadata(want), compression="snappy")
-            writer.write_table(table.replace_schema_metadata(want), row_group_size=CHUNK_ROWS)
-        assert writer is not None
-        writer.close()
-        writer = None
-        tmp.replace(path)
-    finally:
-        if writer is not None:
-            writer.close()
-        tmp.unlink(missing_ok=True)
-    return path, False
-
-
-def schema(binned_hours: bool = False) -> Schema:
-    """The declared schema of the synthetic Adult-like table."""
-    return Schema({
-        "sex": Categorical(SEX), "race": Categorical(RACE), "income": Categorical(INCOME),
-        "education-num": Categorical(EDU),
-        "hours-per-week": Binned(HOURS_EDGES) if binned_hours else Categorical(HOURS),
-    })
-
-
-# --------------------------------------------------------------------------------------------------
-# the baseline: the group-bys a user writes by hand
-# --------------------------------------------------------------------------------------------------
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def integer_division(domain: Binned) -> tuple[float, float]:
-    """``(first edge, width)`` of equally spaced bin edges; the bin of x is ``(x − first) // width``."""
-    edges = domain.edges
-    width = edges[1] - edges[0]
-    if not all(math.isfinite(e) for e in edges) or any(b - a != width for a, b in zip(edges, edges[1:])):
-        raise ValueError(f"edges {edges} are not equally spaced: the hand-written baseline bins by integer division")
-    return edges[0], width
-
-
-def group_by_sql(source: str, columns: Sequence[str], sch: Schema) -> str:
-    """``SELECT cols, count(*) AS n FROM source GROUP BY ALL``, binned columns by integer division."""
-    select = []
-    for c in columns:
-        dom = sch[c]
-        if isinstance(dom, Binned):
-            first, width = integer_division(dom)
-            select.append(f"({_q(c)} - {first:g}) // {width:g} AS {_q(c)}")
-        else:
-            select.append(_q(c))
-    return f"SELECT {', '.join(select)}, count(*) AS n FROM {source} GROUP BY ALL"
-
-
-def criterion_columns(criteria: Sequence[str]) -> list[tuple[str, ...]]:
-    """Each criterion's columns in dpaudit's order (A, P, O)."""
-    return [c.columns for c in dpaudit.parse_criteria(criteria)]
-
-
-def duckdb_counts(source: str, sqls: Sequence[str], frame: Any = None) -> list[dict[str, np.ndarray]]:
-    """The baseline: a fresh DuckDB connection, one query per criterion, each fetched to numpy."""
-    con = duckdb.connect()
-    try:
-        if frame is not None:
-            con.register(source, frame)
-        return [con.sql(sql).fetchnumpy() for sql in sqls]
-    finally:
-        con.close()
-
-
-def _dense(result: dict[str, np.ndarray], cols: Sequence[str], sch: Schema) -> np.ndarray:
-    """The baseline's grouped rows as a dense (A, P, O) table, for the untimed check."""
-    index, dims = [], []
-    for c in cols:
-        dom = sch[c]
-        if isinstance(dom, Binned):
-            codes = np.asarray(result[c], dtype=np.int64)
-        else:
-            lookup = {v: i for i, v in enumerate(dom.values)}
-            codes = np.array([lookup[v.item() if hasattr(v, "item") else v] for v in result[c]], dtype=np.int64)
-        index.append(codes)
-        dims.append(dom.size)
-    flat = np.ravel_multi_index(tuple(index), tuple(dims))
-    return np.bincount(flat, weights=np.asarray(result["n"], dtype=np.float64), minlength=math.prod(dims))
-
-
-def check(result: dpaudit.AuditResult, baseline: list[dict[str, np.ndarray]], criteria: Sequence[str],
-          sch: Schema, rows: int) -> str:
-    """Untimed: the audit counted ``rows`` rows and its per-criterion U_MI^TVD equals the formula on the
-    baseline's counts, so both sides did the same work."""
-    assert result.n == rows, (result.n, rows)
-    worst = 0.0
-    got = result["tvd"].per_criterion
-    assert got is not None
-    for value, counted, crit in zip(got, baseline, dpaudit.parse_criteria(criteria)):
-        sizes = [math.prod(sch[c].size for c in side) for side in (crit.admissible, crit.protected, crit.outcome)]
-        expected = u_mi_tvd(np.rint(_dense(counted, crit.columns, sch)).astype(np.int64).reshape(sizes))
-        worst = max(worst, abs(value - expected) / max(abs(expected), 1e-300))
-    assert worst <= 1e-9, worst
-    return f"n = {rows:,} and U_MI^TVD of every criterion equal the baseline's counts (rel. diff {worst:.0e})"
-
-
-# --------------------------------------------------------------------------------------------------
-# timing
-# --------------------------------------------------------------------------------------------------
-def summarize(times: dict[str, list[float]], baseline: str) -> dict[str, dict[str, Any]]:
-    """Median of each side, its ratio to the baseline's median, and the range of per-round ratios."""
-    base = statistics.median(times[baseline])
-    out = {}
-    for name, seconds in times.items():
-        rounds = [a / b for a, b in zip(seconds, times[baseline])]
-        out[name] = {"seconds": seconds, "median": statistics.median(seconds),
-                     "ratio": statistics.median(seconds) / base, "round_ratios": [min(rounds), max(rounds)]}
-    return out
-
-
-def load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
-def status_mib(field: str) -> float | None:
-    """``VmRSS`` / ``VmHWM`` of this process from /proc (Linux), MiB; None elsewhere."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
-
-
-def reset_high_water_mark() -> bool:
-    """Reset this process's peak RSS (``echo 5 > /proc/self/clear_refs``, Linux ≥ 4.0)."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def ru_maxrss_mib() -> float:
-    """``ru_maxrss`` of this process (KiB on Linux, bytes on macOS). On Linux a process started by
-    fork + exec inherits its parent's peak here, so it overstates a fresh child's own peak."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
-
-
-def peak_rss_mib() -> float:
-    """Peak resident set size of this process so far: ``VmHWM`` (the high-water mark of this
-    process's own memory, not inherited across exec) where /proc exists, else ``ru_maxrss``."""
-    hwm = status_mib("VmHWM")
-    return hwm if hwm is not None else ru_maxrss_mib()
-
-
-def _run(name: str, rows: int, fns: dict[str, Callable[[], Any]], baseline: str, repeat: int, warmup: int,
-         verify: Callable[[], str], **extra: Any) -> dict[str, Any]:
-    before = load()
-    times = interleaved(fns, repeat, warmup=warmup)
-    after = load()
-    return {"name": name, "rows": rows, "baseline": baseline, "sides": summarize(times, baseline),
-            "load": {"before": before, "after": after}, "check": verify(), "repeat": repeat, **extra}
-
-
-# --------------------------------------------------------------------------------------------------
 # 1. Adult
 # --------------------------------------------------------------------------------------------------
-def _adult(frame: Any, sch: Schema | None) -> tuple[Any, Schema]:
-    if frame is None:
-        return dpaudit.datasets.load("adult")
-    return frame, sch if sch is not None else dpaudit.datasets.info("adult").schema
-
-
 def run_adult(frame: Any = None, schema: Schema | None = None, *, repeat: int = 21, warmup: int = 1) -> dict[str, Any]:
     """Adult (pandas frame), the paper's four criteria, exact: audit (U_MI^TVD, U_TC, both) and
     ``count_tables`` vs the hand-written DuckDB group-bys on the frame."""
@@ -392,138 +122,7 @@ def run_adult(frame: Any = None, schema: Schema | None = None, *, repeat: int = 
                 sql=sqls)
 
 
-# --------------------------------------------------------------------------------------------------
-# 2. U_TC vs the paper's reference implementation
-# --------------------------------------------------------------------------------------------------
-PAPER_REPO = "https://github.com/makarenko1/Measures-for-estimating-unfairness-in-data-under-DP"
-
-
-class FormulaTC:
-    """Stand-in for the paper's reference code when it is not available: U_TC as the paper defines it
-    (Alg. 3; dpaudit spec fairness.md §2.2) in plain pandas + numpy, over the cells that occur:
-    ``MD(a,p,o) = Pr(a) · |Pr(p,o|a) − Pr(p|a)·Pr(o|a)| = |c(a,p,o) − c(a,p)·c(a,o)/c(a)| / n``, the sum of
-    the k largest MD per criterion, summed over criteria. Same interface as the reference's class."""
-
-    def __init__(self, data: Any) -> None:
-        self.dataset = data.copy()
-
-    def calculate(self, fairness_criteria: Sequence[Sequence[str]], k: int = 500, epsilon: float | None = None) -> float:
-        n = len(self.dataset)
-        total = 0.0
-        for criterion in fairness_criteria:
-            protected, outcome, *admissible = criterion
-            counts = self.dataset.groupby([*admissible, protected, outcome]).size()
-            block = counts.groupby(level=list(range(len(admissible)))).transform("sum") if admissible else n
-            keys_p = [*range(len(admissible)), len(admissible)]
-            keys_o = [*range(len(admissible)), len(admissible) + 1]
-            c_p = counts.groupby(level=keys_p).transform("sum")
-            c_o = counts.groupby(level=keys_o).transform("sum")
-            md = np.abs(counts.to_numpy() - c_p.to_numpy() * c_o.to_numpy() / np.asarray(block)) / n
-            total += float(np.sort(md)[::-1][:k].sum())
-        if epsilon is not None:  # the reference's noise: 7k/n + 1/2 per criterion (3k/n + 1/2 without A)
-            per = (7 if any(len(c) > 2 for c in fairness_criteria) else 3) * k / n + 0.5
-            total += float(np.random.default_rng().laplace(0.0, len(fairness_criteria) * per / epsilon))
-        return total
-
-
-def paper_reference(paper_code: str | Path | None = None) -> tuple[Any, str]:
-    """The reference's ``TupleContribution`` class from ``paper_code`` (or ``$DPAUDIT_PAPER_CODE``): a
-    folder holding ``tuple_contribution.py`` of the paper's repository; else :class:`FormulaTC`.
-    Returns the class and a description of what was loaded."""
-    folder = paper_code or os.environ.get("DPAUDIT_PAPER_CODE")
-    if folder:
-        path = Path(folder).expanduser() / "tuple_contribution.py"
-        if not path.is_file():
-            raise SystemExit(f"--paper-code {folder}: no tuple_contribution.py there (a checkout of {PAPER_REPO})")
-        spec = importlib.util.spec_from_file_location("paper_tuple_contribution", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        import hashlib
-
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-        return module.TupleContribution, f"the paper's reference code ({path}, sha256 {digest}…; {PAPER_REPO})"
-    return FormulaTC, ("a stand-in: the paper's U_TC formula in plain pandas + numpy (FormulaTC; pass --paper-code "
-                       f"with a checkout of {PAPER_REPO} to time the reference itself)")
-
-
-def label_encoded(frame: Any, columns: Sequence[str], sch: Schema) -> tuple[Any, Schema]:
-    """The columns as the paper's experiments feed them to the reference (``main.py``'s
-    ``_encode_and_clean``: text columns label-encoded in sorted order, numeric ones as they are), and the
-    matching dpaudit schema."""
-    import pandas as pd
-
-    out, doms = {}, {}
-    for c in columns:
-        values = frame[c]
-        if pd.api.types.is_numeric_dtype(values):
-            out[c], doms[c] = values.to_numpy(), sch[c]
-        else:
-            labels = sorted(values.astype(str).unique())
-            out[c] = pd.Categorical(values.astype(str), categories=labels).codes.astype(np.int64)
-            doms[c] = Categorical(range(len(labels)))
-    return pd.DataFrame(out), Schema(doms)
-
-
-def run_paper_tc(frame: Any = None, schema: Schema | None = None, *, repeat: int = 41, warmup: int = 1,
-                 paper_code: str | Path | None = None, k: int = 500) -> dict[str, Any]:
-    """U_TC on Adult, dpaudit vs the paper's reference implementation (baseline), both over the cells
-    that occur (the reference's definition), k = 500. The reference is timed as the paper's runtime
-    experiments time it: ``calculate`` on an already label-encoded frame, the object built beforehand."""
-    frame, sch = _adult(frame, schema)
-    criteria = dpaudit.datasets.preset("adult")
-    crits = dpaudit.parse_criteria(criteria)
-    as_paper = [[c.protected[0], c.outcome[0], *c.admissible] for c in crits]  # (protected, response[, admissible])
-    columns = list(dict.fromkeys(col for c in crits for col in c.columns))
-    encoded, encoded_schema = label_encoded(frame, columns, sch)
-    reference_class, source = paper_reference(paper_code)
-    reference = reference_class(data=encoded)
-
-    def quiet(fn: Callable[[], Any]) -> Callable[[], Any]:
-        def call() -> Any:
-            with contextlib.redirect_stdout(io.StringIO()):  # the reference prints a line per call
-                return fn()
-        return call
-
-    def tc(data: Any, sch_: Schema, **kw: Any) -> Callable[[], Any]:
-        return lambda: dpaudit.audit(data, criteria, measures=("tc",), schema=sch_, k=k, cells="observed", **kw)
-
-    base = "paper reference, encoded frame"
-    fns = {base: quiet(lambda: reference.calculate(as_paper, k=k, epsilon=None)),
-           "dpaudit tc, raw frame": tc(frame, sch),
-           "dpaudit tc, encoded frame": tc(encoded, encoded_schema),
-           "dpaudit tc value only, encoded frame": tc(encoded, encoded_schema, name_cells=0),
-           "paper reference ε=1, encoded frame": quiet(lambda: reference.calculate(as_paper, k=k, epsilon=1.0)),
-           "dpaudit tc ε=1 (value only), raw frame": tc(frame, sch, epsilon=1.0, name_cells=0)}
-
-    def verify() -> str:
-        ref = quiet(lambda: reference.calculate(as_paper, k=k, epsilon=None))()
-        ours = [tc(frame, sch)()["tc"].value, tc(encoded, encoded_schema)()["tc"].value]
-        worst = max(abs(v - ref) / max(abs(ref), 1e-300) for v in ours)
-        assert worst <= 1e-12, (ours, ref)
-        return f"U_TC (observed cells, k = {k}) equal: {ref:.10f} (rel. diff {worst:.0e})"
-
-    if "encode_and_clean" in reference_class.calculate.__code__.co_varnames:  # the reference's own encoder
-        raw = reference_class(data=frame)
-        fns[RAW_REFERENCE] = quiet(lambda: raw.calculate(as_paper, k=k, epsilon=None, encode_and_clean=True))
-    return _run("U_TC on Adult vs the paper's code", len(frame), fns, base, repeat, warmup, verify, reference=source)
-
-
-#: The like-for-like pairs of :func:`run_paper_tc` (dpaudit side, reference side): U_TC "no slower
-#: than the paper's code" compares what each is given and returns — the value alone (the reference
-#: names no cells; dpaudit's exact mode lists the top 10 unless ``name_cells=0``) from the
-#: label-encoded frame the paper's experiments time, and from the raw frame (the reference then
-#: encodes it itself, ``encode_and_clean=True``).
-RAW_REFERENCE = "paper reference, raw frame (its encode_and_clean)"
-TC_PAIRS = (("dpaudit tc value only, encoded frame", "paper reference, encoded frame"),
-            ("dpaudit tc, raw frame", RAW_REFERENCE))
-
-
-def tc_misses(paper: dict[str, Any]) -> list[str]:
-    """The same-input pairs (:data:`TC_PAIRS`) in which dpaudit's median is above the reference's."""
-    sides = paper["sides"]
-    return [f"U_TC {ours} {sides[ours]['median'] / sides[ref]['median']:.2f}x {ref}"
-            for ours, ref in TC_PAIRS if ref in sides and sides[ours]["median"] > sides[ref]["median"]]
+# 2. U_TC vs the paper's reference implementation: run_paper_tc in _fairness_paper.py
 
 
 # --------------------------------------------------------------------------------------------------
@@ -614,21 +213,8 @@ def run_frames(rows: int, *, data_dir: str | Path | None = None, repeat: int = 3
 
 
 # --------------------------------------------------------------------------------------------------
-# report
+# the command line (printing: _fairness_timing.print_result)
 # --------------------------------------------------------------------------------------------------
-def print_result(result: dict[str, Any]) -> None:
-    print(f"\n{result['name']}, {result['rows']:,} rows — medians of {result['repeat']} interleaved runs; "
-          f"load {result['load']['before']} → {result['load']['after']}")
-    for side, s in result["sides"].items():
-        rng = "" if side == result["baseline"] else f"  (rounds {s['round_ratios'][0]:.2f}–{s['round_ratios'][1]:.2f}x)"
-        print(f"  {side:<50} {s['median'] * 1e3:10.2f} ms   {s['ratio']:6.2f}x{rng}")
-    if "peak_rss_mib" in result:
-        print("  peak RSS, fresh process: " + ", ".join(f"{k} {v:,.0f} MiB" for k, v in result["peak_rss_mib"].items()))
-    if "reference" in result:
-        print(f"  reference: {result['reference']}")
-    print(f"  check: {result['check']}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--census-rows", type=int, nargs="*", default=[10_000_000],

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 _SRC = Path(__file__).resolve().parents[1] / "src"
 sys.path.insert(0, str(_SRC))
@@ -42,15 +43,20 @@ def sklearn_loop(n_models: int, pool_size: int, seed: int, blas_threads: int | N
         return _loop(n_models, pool_size, seed)
 
 
-def _loop(n_models: int, pool_size: int, seed: int) -> tuple[float, np.ndarray]:
-    frame, _ = datasets.load("adult")
-    spec = datasets.task("adult")
-    t0 = time.perf_counter()
+def _pool(frame: Any, spec: Any, n_models: int, pool_size: int, seed: int) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The pool of ``pool_size`` Adult records (features X, labels y) and the efficient-LiRA keep matrix."""
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
     pool = frame.iloc[np.sort(rng.choice(len(frame), pool_size, replace=False))].reset_index(drop=True)
     y = (pool[spec.label] == spec.positive).to_numpy(dtype=int)
     keep = keep_matrix(n_models, pool_size, seed=seed)
-    X = pool[list(spec.categorical) + list(spec.numeric)]
+    return pool[list(spec.categorical) + list(spec.numeric)], y, keep
+
+
+def _loop(n_models: int, pool_size: int, seed: int) -> tuple[float, np.ndarray]:
+    frame, _ = datasets.load("adult")
+    spec = datasets.task("adult")
+    t0 = time.perf_counter()
+    X, y, keep = _pool(frame, spec, n_models, pool_size, seed)
     out = np.empty((n_models, pool_size))
     for m in range(n_models):
         pipe = make_pipeline(list(spec.categorical), list(spec.numeric), "logreg", 0).fit(X[keep[m]], y[keep[m]])
@@ -100,11 +106,7 @@ def exact_scores(pool_size: int, seed: int, n_models: int, models: tuple[int, ..
     """φ of sklearn's pipelines solved to tol = 1e-12 (the reference for both trainers' accuracy)."""
     frame, _ = datasets.load("adult")
     spec = datasets.task("adult")
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
-    pool = frame.iloc[np.sort(rng.choice(len(frame), pool_size, replace=False))].reset_index(drop=True)
-    y = (pool[spec.label] == spec.positive).to_numpy(dtype=int)
-    keep = keep_matrix(n_models, pool_size, seed=seed)
-    X = pool[list(spec.categorical) + list(spec.numeric)]
+    X, y, keep = _pool(frame, spec, n_models, pool_size, seed)
     rows = []
     for m in models:
         pipe = make_pipeline(list(spec.categorical), list(spec.numeric), "logreg", 0).set_params(clf__tol=1e-12, clf__max_iter=100_000)

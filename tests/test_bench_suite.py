@@ -20,7 +20,7 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
 import run_all  # noqa: E402
-from _suite import adapters, config, render, timing  # noqa: E402
+from _suite import adapters, config, figure, render, tables, timing  # noqa: E402
 from _suite.config import PRESETS, REPO, SECTIONS  # noqa: E402
 from _suite.sections import SectionResult  # noqa: E402
 from _suite.timing import Comparison  # noqa: E402
@@ -172,7 +172,7 @@ def test_smallest_run_writes_the_document_json_and_figure(tmp_path):
     assert again["mia"].env["date"] >= results["mia"].env["date"]
 
 
-@pytest.mark.parametrize("module", [timing, render, run_all], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [timing, render, tables, figure, run_all], ids=lambda m: m.__name__)
 def test_examples_in_docstrings(module):
     import doctest
 

@@ -31,3 +31,18 @@ def test_ruff_is_clean():
 def test_mypy_is_clean():
     res = _run(sys.executable, "-m", "mypy")
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+#: The longest a module may be (the architecture issue: "no module over ~400 lines"). A module that
+#: grows past it holds more than one job: split it by concept (docs/architecture.md).
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_is_longer_than_the_limit():
+    too_long = {}
+    for folder in ("src", "benchmarks", "experiments"):  # the code that ships or is run; not the tests
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            lines = path.read_text(encoding="utf-8").count("\n")
+            if lines > MAX_MODULE_LINES:
+                too_long[str(path.relative_to(ROOT))] = lines
+    assert not too_long, f"modules over {MAX_MODULE_LINES} lines (split them by concept): {too_long}"

@@ -8,6 +8,10 @@ Modules:
                 fairlearn's demographic parity difference
 ``adapters``    the workloads of the other benchmark scripts, called through one small interface
                 (thin stand-ins where those scripts expose no importable function yet)
-``sections``    the six sections of docs/benchmarks.md, each a list of measured comparisons
-``render``      the Markdown document and the log–log scaling figure
+``context``     what every section shares: its title, its result record, the run's context, the log
+``sections``    the sections of docs/benchmarks.md, each a list of measured comparisons (2 and 3 in
+                ``section_references`` and ``section_repair``)
+``render``      the Markdown document, from ``tables`` (numbers and tables), ``prose`` (each section's
+                text) and ``summary`` (the summary table beside the targets)
+``figure``      section 6's series, their fitted exponents and the log–log scaling figure
 """
