@@ -4,7 +4,6 @@ Adult frame."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from _suite.config import REPO, default_data_dir
 
 import dpaudit
 from dpaudit import Binned, Categorical, Schema
+from dpaudit._io import atomic_open
 
 
 # --------------------------------------------------------------------------------------------------
@@ -117,22 +117,17 @@ def dataset(rows: int, seed: int, data_dir: str | Path | None = None) -> tuple[P
             pass
     if rows <= 0:
         raise SystemExit("rows must be positive")
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    writer = None
-    try:
-        for index, start in enumerate(range(0, rows, CHUNK_ROWS)):
-            table = _chunk(min(CHUNK_ROWS, rows - start), seed, index)
-            if writer is None:
-                writer = pq.ParquetWriter(tmp, table.schema.with_metadata(want), compression="snappy")
-            writer.write_table(table.replace_schema_metadata(want), row_group_size=CHUNK_ROWS)
-        assert writer is not None
-        writer.close()
+    with atomic_open(path, "wb") as handle:  # a temporary sibling, renamed onto path when complete
         writer = None
-        tmp.replace(path)
-    finally:
-        if writer is not None:
-            writer.close()
-        tmp.unlink(missing_ok=True)
+        try:
+            for index, start in enumerate(range(0, rows, CHUNK_ROWS)):
+                table = _chunk(min(CHUNK_ROWS, rows - start), seed, index)
+                if writer is None:
+                    writer = pq.ParquetWriter(handle, table.schema.with_metadata(want), compression="snappy")
+                writer.write_table(table.replace_schema_metadata(want), row_group_size=CHUNK_ROWS)
+        finally:
+            if writer is not None:
+                writer.close()
     return path, False
 
 

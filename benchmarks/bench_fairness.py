@@ -75,6 +75,7 @@ if (_SRC / "dpaudit" / "__init__.py").is_file():
 
 import dpaudit  # noqa: E402
 from dpaudit import Schema  # noqa: E402
+from dpaudit._io import atomic_write_text, to_jsonable  # noqa: E402
 
 if str(REPO / "benchmarks") not in sys.path:  # the suite's timing module, shared by every script
     sys.path.append(str(REPO / "benchmarks"))
@@ -266,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print_result(r)
             results.append(r)
     if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=1))
+        atomic_write_text(args.json, json.dumps(to_jsonable(results), indent=1, allow_nan=False))
     print(f"\nTargets: audit ≤ {TARGET_RATIO:g}x the baseline, U_TC no slower than the paper's code, "
           f"peak RSS ≤ {TARGET_RSS_MIB:,} MiB: " + ("all met" if not misses else "MISSED: " + "; ".join(misses)))
     return 1 if misses else 0

@@ -52,6 +52,7 @@ if str(Path(__file__).resolve().parent) not in sys.path:  # bench_fairness's tim
 
 import numpy as np  # noqa: E402
 
+from dpaudit._io import atomic_write_text, to_jsonable  # noqa: E402
 from dpaudit.mia.evaluate import evaluate  # noqa: E402
 from dpaudit.mia.simulate import gaussian_scores  # noqa: E402
 
@@ -237,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       oracle=args.oracle)
     print_result(result)
     if args.json:
-        args.json.write_text(json.dumps(result, indent=1, default=float))
+        atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1, allow_nan=False))
     missed = at_target_size(result) and not all(t["met"] for t in result["targets"].values())
     return 1 if missed else 0
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -53,6 +52,7 @@ import bench_fairness as bf  # noqa: E402  (puts this tree's src/ first on sys.p
 
 import dpaudit  # noqa: E402
 from dpaudit import Binned, Schema  # noqa: E402
+from dpaudit._io import atomic_write_text, to_jsonable  # noqa: E402
 
 BASELINE = "baseline: Spark groupBy().count() ×4"
 
@@ -198,8 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(run_spark(rows, repeat=args.repeat, data_dir=args.data_dir, spark=spark))
         print(table(results[-1]), flush=True)
     if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=2, default=lambda x: None if isinstance(x, float)
-                                        and not math.isfinite(x) else str(x)))
+        atomic_write_text(args.json, json.dumps(to_jsonable(results), indent=2, allow_nan=False))
     return 0
 
 

@@ -42,6 +42,8 @@ from _suite.render import render_document, scaling_figure  # noqa: E402
 from _suite.sections import FAILED, Context, SectionResult, log, run_section  # noqa: E402
 from _suite.timing import machine  # noqa: E402
 
+from dpaudit._io import atomic_write_text  # noqa: E402
+
 DEFAULT_OUT = REPO / "docs" / "benchmarks.md"
 
 
@@ -90,9 +92,7 @@ def load_previous(json_path: Path) -> dict[str, SectionResult]:
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, text)
 
 
 def write_document(results: dict[str, SectionResult], run_info: dict, out: Path) -> str:

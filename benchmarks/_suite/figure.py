@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
+
+from dpaudit._io import atomic_open
 
 from .context import SectionResult
 from .timing import Comparison, median
@@ -108,10 +109,9 @@ def scaling_figure(result: SectionResult, path: Path) -> Path | None:
                  f"{result.env.get('cpus', '?')} CPUs)", fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.png")
-    fig.savefig(tmp, dpi=110)
+    with atomic_open(path, "wb") as handle:
+        fig.savefig(handle, format="png", dpi=110)
     plt.close(fig)
-    os.replace(tmp, path)
     return path
 
 
