@@ -1,6 +1,7 @@
 """Synthetic generators: the flip table (spec §5) and the census-like IPUMS-CPS stand-in (spec §4)."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -9,6 +10,7 @@ import pytest
 
 import dpaudit
 from dpaudit import DPAuditError
+from dpaudit._validation import NUMBER, SEED, WHOLE
 from dpaudit.datasets import synthetic
 from dpaudit.datasets.synthetic import (
     CENSUS_COLUMNS,
@@ -81,21 +83,28 @@ def test_flip_rounds_the_flipped_count_half_up():
         assert int(((frame["sex"] == "Male") & (frame["outcome"] == 1)).sum()) == 5 + moved
 
 
-@pytest.mark.parametrize("n", [0, -2, 3, 2.0, True, "10", None])
+def _message(template: str, **fields) -> str:
+    """The exact message of a ``dpaudit._validation`` template, as a pattern."""
+    return "^" + re.escape(template.format(**fields)) + "$"
+
+
+@pytest.mark.parametrize("n", [0, -2, 2.0, True, "10", None])
 def test_flip_rejects_bad_group_size(n):
-    with pytest.raises(DPAuditError, match="n_per_group must be a positive even integer"):
+    with pytest.raises(DPAuditError, match=_message(WHOLE, name="n_per_group", bounds=" >= 2", value=n)):
         flip(n, 0.5)
+    with pytest.raises(DPAuditError, match="n_per_group must be even"):
+        flip(3, 0.5)
 
 
 @pytest.mark.parametrize("t", [-0.1, 1.0001, math.nan, math.inf, "0.5", None, True])
 def test_flip_rejects_bad_level(t):
-    with pytest.raises(DPAuditError, match=r"t must be a number in \[0, 1\]"):
+    with pytest.raises(DPAuditError, match=_message(NUMBER, name="t", bounds=" >= 0 and <= 1", value=t)):
         flip(10, t)
 
 
 @pytest.mark.parametrize("seed", [-1, 1.5, "1"])
 def test_flip_rejects_bad_seed(seed):
-    with pytest.raises(DPAuditError, match="seed must be"):
+    with pytest.raises(DPAuditError, match=_message(SEED, name="seed", value=seed)):
         flip(10, 0.5, seed=seed)
 
 
@@ -169,13 +178,14 @@ def test_census_dependence_changes_only_health():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"n_rows": 0}, "n_rows must be a positive integer"),
-        ({"n_rows": 10.0}, "n_rows must be a positive integer"),
-        ({"n_rows": 10, "dependence": 1.5}, r"dependence must be a number in \[0, 1\]"),
-        ({"n_rows": 10, "dependence": -0.1}, r"dependence must be a number in \[0, 1\]"),
-        ({"n_rows": 10, "dependence": math.nan}, r"dependence must be a number in \[0, 1\]"),
-        ({"n_rows": 10, "seed": None}, "seed must be a non-negative integer"),
-        ({"n_rows": 10, "seed": -3}, "seed must be a non-negative integer"),
+        ({"n_rows": 0}, _message(WHOLE, name="n_rows", bounds=" >= 1", value=0)),
+        ({"n_rows": 10.0}, _message(WHOLE, name="n_rows", bounds=" >= 1", value=10.0)),
+        ({"n_rows": 10, "dependence": 1.5}, _message(NUMBER, name="dependence", bounds=" >= 0 and <= 1", value=1.5)),
+        ({"n_rows": 10, "dependence": -0.1}, _message(NUMBER, name="dependence", bounds=" >= 0 and <= 1", value=-0.1)),
+        ({"n_rows": 10, "dependence": math.nan},
+         _message(NUMBER, name="dependence", bounds=" >= 0 and <= 1", value=math.nan)),
+        ({"n_rows": 10, "seed": None}, _message(WHOLE, name="seed", bounds=" >= 0", value=None)),
+        ({"n_rows": 10, "seed": -3}, _message(WHOLE, name="seed", bounds=" >= 0", value=-3)),
     ],
 )
 def test_census_input_errors(kwargs, match):
@@ -267,10 +277,10 @@ def test_write_census_leaves_no_temp_file_on_error(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"chunk_rows": 0}, "chunk_rows must be a positive integer"),
-        ({"chunk_rows": 10.5}, "chunk_rows must be a positive integer"),
-        ({"n_rows": -1}, "n_rows must be a positive integer"),
-        ({"dependence": 2}, r"dependence must be a number in \[0, 1\]"),
+        ({"chunk_rows": 0}, _message(WHOLE, name="chunk_rows", bounds=" >= 1", value=0)),
+        ({"chunk_rows": 10.5}, _message(WHOLE, name="chunk_rows", bounds=" >= 1", value=10.5)),
+        ({"n_rows": -1}, _message(WHOLE, name="n_rows", bounds=" >= 1", value=-1)),
+        ({"dependence": 2}, _message(NUMBER, name="dependence", bounds=" >= 0 and <= 1", value=2)),
     ],
 )
 def test_write_census_input_errors(tmp_path, kwargs, match):

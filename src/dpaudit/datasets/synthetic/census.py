@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,9 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit._errors import DPAuditError
 from dpaudit._io import atomic_open
-from dpaudit.datasets.synthetic._args import _check_seed, _is_int
+from dpaudit._validation import number, seed_value, whole_number
 from dpaudit.datasets.synthetic._draws import _Categorical, _normalised
 from dpaudit.datasets.synthetic.domains import (
     _OCC_TABLE,
@@ -179,15 +177,9 @@ def _block(seed: int, index: int, dependence: float) -> dict[str, np.ndarray]:
 
 
 def _check_census_args(n_rows: Any, dependence: Any, seed: Any) -> float:
-    if not _is_int(n_rows) or n_rows <= 0:
-        raise DPAuditError(f"n_rows must be a positive integer, got {n_rows!r}")
-    if (not isinstance(dependence, numbers.Real) or isinstance(dependence, bool)
-            or not (0.0 <= float(dependence) <= 1.0)):
-        raise DPAuditError(
-            f"dependence must be a number in [0, 1] (0: HEALTH independent of every column), got {dependence!r}"
-        )
-    _check_seed(seed, allow_none=False)
-    return float(dependence)
+    whole_number("n_rows", n_rows, minimum=1)
+    seed_value("seed", seed, allow_none=False)
+    return number("dependence", dependence, low=0.0, high=1.0)  # 0: HEALTH independent of every column
 
 
 def _chunks(n_rows: int, dependence: float, seed: int, chunk_rows: int) -> Iterator[dict[str, np.ndarray]]:
@@ -340,8 +332,7 @@ def write_census(
     import pyarrow.parquet as pq
 
     dependence = _check_census_args(n_rows, dependence, seed)
-    if not _is_int(chunk_rows) or chunk_rows <= 0:
-        raise DPAuditError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+    whole_number("chunk_rows", chunk_rows, minimum=1)
     metadata = {
         b"dpaudit.generator": f"census v{GENERATOR_VERSION}".encode(),
         b"dpaudit.n_rows": str(int(n_rows)).encode(),

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 
 from dpaudit._errors import DPAuditError
-from dpaudit.datasets.synthetic._args import _check_seed, _is_int
+from dpaudit._validation import number, seed_value, whole_number
 from dpaudit.schema import Categorical, Schema
 
 __all__ = ["flip", "FLIP_CRITERION"]
@@ -77,15 +76,11 @@ def flip(n_per_group: int, t: float, *, seed: int | None = None) -> tuple[Any, S
     """
     import pandas as pd
 
-    if not _is_int(n_per_group) or n_per_group <= 0 or n_per_group % 2:
-        raise DPAuditError(
-            f"n_per_group must be a positive even integer (rows per sex, half of them with each "
-            f"outcome), got {n_per_group!r}"
-        )
-    if not isinstance(t, numbers.Real) or isinstance(t, bool) or not (0.0 <= float(t) <= 1.0):
-        raise DPAuditError(f"t must be a number in [0, 1] (the fraction of outcomes flipped), got {t!r}")
-    _check_seed(seed, allow_none=True)
-    n = int(n_per_group)
+    n = whole_number("n_per_group", n_per_group, minimum=2)
+    if n % 2:
+        raise DPAuditError(f"n_per_group must be even (rows per sex, half of them with each outcome), got {n}")
+    t = number("t", t, low=0.0, high=1.0)  # the fraction of outcomes flipped
+    seed_value("seed", seed)
     half = n // 2
     moved = min(half, int(math.floor(float(t) * half + 0.5)))
     # counts per (sex, outcome) in the order Male 0, Male 1, Female 0, Female 1
