@@ -24,6 +24,8 @@ ORACLE_CASES = int(os.environ.get("DPAUDIT_CI_ORACLE_CASES", "40"))
 #: ORACLE_TIME_LIMIT with a gap that must stay within the library's TOLERANCE (measured: ≤ 1.1e-4), and
 #: the comparison allows for it.
 ORACLE_TOLERANCE, ORACLE_TIME_LIMIT = 1e-7, 60.0
+#: The per-block time limit of the tests that solve small tables with the library's own tolerance.
+BLOCK_TIME_LIMIT = 10.0
 
 
 def scip_minimum(table: np.ndarray, time_limit: float = 20.0) -> tuple[float, float, str]:
@@ -211,7 +213,7 @@ def test_released_value_moves_at_most_one_plus_tolerance_per_unit_change(table):
     """The ci release of a block (``value``: the incumbent of a search closed to TOLERANCE) on every
     neighbour that moves one tuple to another cell, or adds or removes one: |Δ| ≤ ‖Δc‖₁ + TOLERANCE
     (docs/privacy.md: two changed blocks give the criterion's 2 + 2·TOLERANCE)."""
-    base = ci_block(table.astype(float))
+    base = ci_block(table.astype(float), time_limit=BLOCK_TIME_LIMIT)
     assert base.exact
     cells = [(p, o) for p in range(3) for o in range(3)]
     for src in cells:
@@ -222,7 +224,7 @@ def test_released_value_moves_at_most_one_plus_tolerance_per_unit_change(table):
             other[src] -= 1
             if dst is not None:
                 other[dst] += 1
-            moved = ci_block(other.astype(float))
+            moved = ci_block(other.astype(float), time_limit=BLOCK_TIME_LIMIT)
             assert moved.exact
             assert abs(moved.value - base.value) <= (2 if dst is not None else 1) + TOLERANCE + 1e-9
 
@@ -277,7 +279,7 @@ def test_timed_out_ci_release_is_marked_not_dp(data_dir):
 def test_null_independent_blocks_need_no_repair(rows, cols):
     """Null data: an exactly independent multi-valued block (an outer product) is already repaired."""
     table = np.outer(rows, cols).astype(float)
-    res = ci_block(table)
+    res = ci_block(table, time_limit=BLOCK_TIME_LIMIT)
     assert res.exact and res.value == pytest.approx(0.0, abs=1e-9) and res.lower <= 1e-9
     # the branch and bound on its own, from the worst warm start (the empty repair, cost Σc)
     bb = ci_branch_and_bound(table, upper=float(table.sum()), fit=np.zeros_like(table), time_limit=30.0)

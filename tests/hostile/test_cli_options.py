@@ -124,6 +124,9 @@ CASES = [
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--design", "poisson", "--train-size", "100"],
      "train_size must be smaller than pool_size"),
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--n-jobs", "0"], "n_jobs"),
+    # one process per worker: an unbounded count would exhaust the memory before the first fit
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--n-jobs", "100000"], "n_jobs must be"),
+    (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--n-jobs", "-100000"], "n_jobs must be"),
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--seed", "-1"], "seed"),
     (["mia", "train", "{csv}", "--models", "6", "--pool", "100"], "exists and is not a directory"),
     (["mia", "train", "{csv}/run", "--models", "6", "--pool", "100"], "is a file"),

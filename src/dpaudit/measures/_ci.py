@@ -136,7 +136,7 @@ def _pairing_lower(table: np.ndarray) -> float:
     return max(0.0, float(-res.fun) * (1 - 1e-9))
 
 
-def ci_block(table: np.ndarray, *, time_limit: float = 10.0, restarts: int = 8, seed: int = 0) -> BlockRepair:
+def ci_block(table: np.ndarray, *, time_limit: float, restarts: int = 8, seed: int = 0) -> BlockRepair:
     """The ci repair of one block: exact (to ``TOLERANCE``) unless ``time_limit`` seconds run out.
 
     ``lower`` is a certified lower bound (the released statistic) and ``upper`` the cost of the

@@ -202,7 +202,7 @@ class _McCormick:
 
 
 def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, lower: float = 0.0,
-                        time_limit: float = 10.0, tolerance: float = TOLERANCE) -> ExactCI:
+                        time_limit: float, tolerance: float = TOLERANCE) -> ExactCI:
     """Global minimum of Σ|c − u vᵀ| over u, v ≥ 0, warm-started from a feasible ``fit`` of cost ``upper``
     and a certified ``lower`` bound.
 

@@ -79,6 +79,10 @@ LOCAL_CLUSTER_QUIET: dict[str, Any] = {"dashboard_address": None,
                                        "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"}}
 
 
+#: Local workers per core at the most (``n_jobs``): more only add processes waiting for a core.
+MAX_JOBS_PER_CORE = 4
+
+
 def check_backend(backend: Any, scheduler: Any, n_jobs: Any) -> tuple[str, str | None, int | None]:
     """Validate the backend options without connecting to anything; return them normalised.
 
@@ -90,14 +94,12 @@ def check_backend(backend: Any, scheduler: Any, n_jobs: Any) -> tuple[str, str |
     ------
     DPAuditError
         An unknown backend; a scheduler without backend ``"dask"``; a scheduler that is not a
-        non-empty string; ``n_jobs`` that is not a non-zero whole number, or is given together with
-        a scheduler; backend ``"dask"`` without dask and distributed installed.
+        non-empty string; ``n_jobs`` that is not a non-zero whole number within the machine
+        (:func:`_check_n_jobs`), or is given together with a scheduler; backend ``"dask"`` without dask and distributed installed.
     """
     backend = one_of("backend", backend, BACKENDS)
     if n_jobs is not None:
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-            raise DPAuditError(f"n_jobs must be a non-zero whole number (-1: all cores), got {n_jobs!r}")
-        n_jobs = int(n_jobs)
+        n_jobs = _check_n_jobs(n_jobs)
     if scheduler is not None:
         if backend != "dask":
             raise DPAuditError(f"a scheduler ({scheduler!r}) applies to backend 'dask' only (--backend dask)")
@@ -111,6 +113,21 @@ def check_backend(backend: Any, scheduler: Any, n_jobs: Any) -> tuple[str, str |
     if backend == "dask":
         require_dask()
     return backend, scheduler, n_jobs
+
+
+def _check_n_jobs(n_jobs: Any) -> int:
+    """``n_jobs`` as joblib reads it (k > 0: k processes; −1: all cores; −2: all but one; …), within the
+    machine: from −cores to ``MAX_JOBS_PER_CORE`` × cores. Each worker is a Python process with its
+    own copy of the training frame, so an unbounded count (``-j 100000``) would exhaust the memory
+    before the first model is fitted."""
+    cores = os.cpu_count() or 1
+    if isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool) and n_jobs != 0:
+        if -cores <= n_jobs <= MAX_JOBS_PER_CORE * cores:
+            return int(n_jobs)
+    raise DPAuditError(
+        f"n_jobs must be a non-zero whole number from {-cores} to {MAX_JOBS_PER_CORE * cores} on this machine "
+        f"({cores} cores; -1: all cores), got {n_jobs!r}"
+    )
 
 
 def require_dask() -> None:
