@@ -15,6 +15,7 @@ from dpaudit._errors import DataError, DPAuditError
 from dpaudit.cli import app
 from dpaudit.mia.designs import poisson_keep
 from dpaudit.mia.evaluate import evaluate
+from dpaudit.mia.per_record import models_for_every_record, parametric_per_record
 from dpaudit.mia.train.data import from_file
 from dpaudit.schema import Binned, Categorical, Schema
 
@@ -167,9 +168,26 @@ def test_train_own_file_and_factory_with_poisson_design(table, tmp_path, monkeyp
     again = train_run(tmp_path / "again", data=folder / "t.csv", label="y", model=f"{mod}:forest", n_models=12,
                       pool_size=300, train_size=90, design="poisson", seed=1, progress=False)
     assert np.array_equal(load_run(again).score, scores.score)
-    # the fpc of the evaluation comes from the design: 1 − 90/300
+    # the FPC of the evaluation comes from the design: 1 − N/N+ with the realised mean training-set size
+    # (≈ 107 here: q = 0.3 at M = 12 is raised by redrawing records IN in < 3 models), not the nominal 90
+    realised = cfg["design"]["mean_train_size"]
+    assert realised > 100
     rep = evaluate(scores, fpr=(0.1,), n_boot=0, fpc=True)
     assert rep.options["train_size"] == 90 and rep.options["fpc"]
+    assert rep.options["fpc_train_size"] == pytest.approx(realised)
+    assert rep.options["fpc_train_size_from"] == "realised mean training-set size (Poisson design)"
+    tpr = rep.rows[0]["per_record_parametric"]["tpr"]
+    assert tpr == pytest.approx(parametric_per_record(scores.score, scores.keep, 0.1, fpc=1 - realised / 300).tpr.mean())
+    assert tpr != pytest.approx(parametric_per_record(scores.score, scores.keep, 0.1, fpc=1 - 90 / 300).tpr.mean(),
+                                rel=1e-3)
+    # not estimable at α = 0.1 (9 OUT models per record): the M asked for is at the design's q = 0.3, not
+    # the realised 0.36 of M = 12, nor the efficient design's M ≥ 18
+    reason = rep.rows[0].rules["pp_rank"].reason
+    assert f"q = 0.3 a record is OUT in M(1 − q) models on average; M ≥ {models_for_every_record(9, 0.3, 300)} " in reason
+    assert "efficient design" not in reason
+    shown = CliRunner().invoke(app, ["mia", "evaluate", str(run), "--fpc", "--fpr", "0.1", "--n-boot", "0"])
+    assert shown.exit_code == 0, shown.output
+    assert f"FPC on (1 − N/N+ with N = {realised:.6g}, the realised mean training-set size (Poisson design))" in shown.output
 
 
 def test_resume_refuses_a_changed_file(table, tmp_path):

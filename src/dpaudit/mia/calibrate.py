@@ -27,9 +27,11 @@ from scipy import stats
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import unit_interval
+from dpaudit.mia.designs import poisson_inclusion
 from dpaudit.mia.fits import LooFits, floored_sd, target_score
+from dpaudit.mia.scores import ScoreSet
 
-__all__ = ["pp_transform", "fitted_sign", "threshold", "fpc_factor"]
+__all__ = ["pp_transform", "fitted_sign", "threshold", "fpc_factor", "design_fpc"]
 
 
 def pp_transform(score: Any, fits: LooFits, *, sign: Literal["fitted", "positive"] = "fitted") -> np.ndarray:
@@ -184,3 +186,35 @@ def fpc_factor(train_size: int, pool_size: int) -> float:
             f"fpc_factor needs 0 < train_size < pool_size, got train_size={train_size}, pool_size={pool_size}"
         )
     return 1.0 - int(train_size) / int(pool_size)
+
+
+def design_fpc(scores: ScoreSet) -> tuple[float, float, str]:
+    """The finite-population correction of a score set's design: ``(1 − N/N+, N, where N comes from)``.
+
+    A design that trains every model on exactly N pool records (efficient LiRA: N = N+/2) has
+    ``FPC = 1 − N/N+`` with the declared ``train_size`` (:func:`fpc_factor`). Under the Poisson
+    design (``meta["design"] == "poisson"``, as ``mia train --design poisson`` records it) each record
+    is in a training set with probability q independently, and the mean of such a set has variance
+    ``≈ (1 − q)·S²/(q·N+)``, the same ``1 − N/N+`` with ``N = q·N+`` (Bernoulli sampling; Särndal,
+    Swensson & Wretman, *Model Assisted Survey Sampling*, 1992, Ch. 3, and the sample mean as a ratio
+    of two π-estimators, Ch. 5), so N is the *realised* mean training-set size
+    (:attr:`~dpaudit.mia.scores.ScoreSet.mean_in_per_model`, q = N/N+): redrawing the records that
+    would be IN or OUT in fewer than 3 models raises it above the requested size at small M·q
+    (:func:`dpaudit.mia.designs.poisson_keep`).
+
+    Examples
+    --------
+    >>> from dpaudit.mia.designs import keep_matrix, poisson_keep
+    >>> keep = keep_matrix(8, 10, seed=0)
+    >>> design_fpc(ScoreSet(np.zeros((8, 10)), keep, train_size=5, pool_size=10))
+    (0.5, 5.0, 'declared training-set size')
+    >>> keep = poisson_keep(12, 300, inclusion=0.3, seed=1)
+    >>> fpc, n, source = design_fpc(ScoreSet(np.zeros((12, 300)), keep, train_size=90, pool_size=300,
+    ...                                      meta={"design": "poisson"}))
+    >>> round(fpc, 4), round(n, 2), source
+    (0.6472, 105.83, 'realised mean training-set size (Poisson design)')
+    """
+    if poisson_inclusion(scores) is not None:
+        n = scores.mean_in_per_model
+        return 1.0 - n / scores.pool_size, n, "realised mean training-set size (Poisson design)"
+    return fpc_factor(scores.train_size, scores.pool_size), float(scores.train_size), "declared training-set size"

@@ -2,7 +2,8 @@
 
 * :func:`keep_matrix` — efficient LiRA's: every record IN in exactly M/2 models;
 * :func:`poisson_keep` — Poisson (Bernoulli) sampling: every ``keep[m, x]`` an independent
-  Bernoulli(q) draw, any training-set size, redrawn per record to satisfy the leave-one-out rule.
+  Bernoulli(q) draw, any training-set size, redrawn per record to satisfy the leave-one-out rule;
+  :func:`poisson_inclusion` reads q back from a score set drawn that way.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import numpy as np
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import whole_number
-from dpaudit.mia.scores import MIN_FIT_MODELS
+from dpaudit.mia.scores import MIN_FIT_MODELS, ScoreSet
 
-__all__ = ["keep_matrix", "poisson_keep"]
+__all__ = ["keep_matrix", "poisson_keep", "poisson_inclusion"]
 
 
 def keep_matrix(n_models: int, n_records: int, *, seed: int | np.random.Generator | None) -> np.ndarray:
@@ -111,3 +112,22 @@ def poisson_keep(n_models: int, n_records: int, *, inclusion: float, seed: int |
         if not bad.size:
             return keep
         keep[:, bad] = rng.random((n_models, bad.size)) < inclusion
+
+
+def poisson_inclusion(scores: ScoreSet) -> float | None:
+    """The requested inclusion probability ``q = N/N+`` of a score set drawn by the Poisson design, else None.
+
+    The design is read from ``meta["design"]`` (``"poisson"``, as ``mia train --design poisson`` and
+    :func:`dpaudit.mia.train.load_run` record it). The realised rate ``keep.mean()`` exceeds q at small
+    M·q (:func:`poisson_keep` redraws the records IN or OUT in fewer than 3 models); q is what holds at
+    larger M.
+
+    Examples
+    --------
+    >>> keep = poisson_keep(40, 100, inclusion=0.2, seed=0)
+    >>> poisson_inclusion(ScoreSet(np.zeros(keep.shape), keep, train_size=20, pool_size=100, meta={"design": "poisson"}))
+    0.2
+    >>> poisson_inclusion(ScoreSet(np.zeros(keep.shape), keep, train_size=20, pool_size=100)) is None
+    True
+    """
+    return scores.train_size / scores.pool_size if scores.meta.get("design") == "poisson" else None

@@ -57,8 +57,9 @@ from scipy import stats
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import flag, one_of, unit_interval, whole_number
 from dpaudit.mia.attacks import Attack, attack_from
-from dpaudit.mia.calibrate import fpc_factor
+from dpaudit.mia.calibrate import design_fpc
 from dpaudit.mia.curves import CURVE_POINTS, CURVE_TARGETS, CurveSample, fpr_histogram, naive_curve, parametric_curve
+from dpaudit.mia.designs import poisson_inclusion
 from dpaudit.mia.fits import LooFitter, RecordMoments, record_moments
 from dpaudit.mia.metrics import Bootstrap
 from dpaudit.mia.metrics.pooled import mann_whitney_auc
@@ -127,6 +128,9 @@ def evaluate(
     fpc : bool, default False
         Divide the fitted variances by the finite-population correction ``1 − N/N+`` (spec §3b):
         the naive (LiRA), PP-normal, PP-t and parametric rules. The rank-based rules fit no variance.
+        N is the declared ``train_size``, or under the Poisson design the realised mean training-set
+        size (:func:`dpaudit.mia.calibrate.design_fpc`); ``options["fpc_train_size"]`` and
+        ``options["fpc_train_size_from"]`` say which, whether the correction is on or off.
     strict : bool, default False
         The naive rule reads the largest FPR < α instead of ≤ α (LiRA-code parity).
     n_boot : int, default 200
@@ -197,14 +201,15 @@ def evaluate(
     level = unit_interval("level", level, " (e.g. 0.95)")
     keep = np.asarray(scores.keep)
     n_models, n_records = keep.shape
-    fpc_value = fpc_factor(scores.train_size, scores.pool_size) if fpc else None
+    design_factor, fpc_n, fpc_source = design_fpc(scores)
+    fpc_value = design_factor if fpc else None
     signal = np.asarray(attack.signal(scores), dtype=np.float64)
     moments = record_moments(signal, keep, higher=True)
     fitter = LooFitter(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value,
                        moments=moments)
     n_in, n_out = moments.n_in.astype(np.int64), moments.n_out.astype(np.int64)
     n_pos, n_neg = int(n_in.sum()), int(n_out.sum())
-    plan = RulePlan.of(alphas, moments)
+    plan = RulePlan.of(alphas, moments, inclusion=poisson_inclusion(scores))
 
     boot = Bootstrap(keep.shape, n_boot, seed=seed) if n_boot else None
     sets = TargetSets(keep.shape, len(plan.index), group=boot.group) if boot else None
@@ -235,7 +240,8 @@ def evaluate(
     options = {"attack": attack.name, "attack_options": attack.options(), "threshold": threshold_kind, "fpc": fpc,
                "sign": sign, "location": attack.location, "variance": attack.variance, "strict": strict,
                "n_boot": n_boot, "level": level, "delta": delta, "train_size": scores.train_size,
-               "pool_size": scores.pool_size, "seed": seed, "n_in": [int(n_in.min()), int(n_in.max())],
+               "pool_size": scores.pool_size, "fpc_train_size": fpc_n, "fpc_train_size_from": fpc_source,
+               "seed": seed, "n_in": [int(n_in.min()), int(n_in.max())],
                "scores": {k: v for k, v in scores.meta.items() if k in _MENTIONED_META}}
     diagnostics = {"share_non_normal": _jarque_bera_share(moments), "min_n_out": int(n_out.min()) - 1,
                    "auc_naive": auc_naive}

@@ -78,6 +78,8 @@ __all__ = [
     "rank_cap",
     "hit_probability",
     "min_out_models",
+    "not_estimable_reason",
+    "models_for_every_record",
     "empirical_per_record",
     "parametric_per_record",
     "PerRecordRates",
@@ -106,17 +108,76 @@ class PerRecordRates:
     reason: str = ""
 
 
-def not_estimable_reason(n_out: np.ndarray, alpha: float) -> str:
-    """"" if every record has enough OUT models for the empirical estimator at α, else why not."""
+def not_estimable_reason(n_in: np.ndarray, n_out: np.ndarray, alpha: float, *,
+                         inclusion: float | None = None) -> str:
+    """"" if every record has enough OUT models for the empirical estimator at α, else why not.
+
+    Every record needs ``n_out ≥ k`` = :func:`min_out_models` (α). The message gives the M that would do
+    at this design's inclusion rate: a design that puts every record OUT in the same share ``s`` of
+    the M models (efficient LiRA: ``s = 1/2``) needs ``M ≥ ⌈k/s⌉``; under any other (Poisson: a record
+    is OUT in Binomial(M, 1 − q) models) it gives :func:`models_for_every_record`, the smallest M at
+    which all N+ records reach k with probability ≥ 1/2. ``inclusion``: the design's q
+    (:func:`dpaudit.mia.designs.poisson_inclusion`; the realised rate overstates it at small M·q);
+    None: the realised rate ``mean(n_in)/M``.
+
+    Examples
+    --------
+    >>> reason = not_estimable_reason(np.full(5, 50), np.full(5, 50), 0.01)
+    >>> reason[reason.index("(M"):]
+    '(M ≥ 198 in the efficient design), the fewest here is 50'
+    >>> reason = not_estimable_reason(np.array([30, 36, 40]), np.array([34, 28, 24]), 0.01)
+    >>> reason[reason.index("q ="):reason.index(" a record")], reason[reason.index("M ≥"):]
+    ('q = 0.552', 'M ≥ 234 gives all 3 records that many with probability ≥ 1/2)')
+    """
     need = min_out_models(alpha)
-    fewest = int(np.min(n_out))
+    n_in, n_out = np.asarray(n_in, dtype=np.int64), np.asarray(n_out, dtype=np.int64)
+    fewest = int(n_out.min())
     if fewest >= need:
         return ""
+    n_models = int(n_in[0] + n_out[0])
+
     def count(n: int) -> str:
         return f"{n}" if n < 10**7 else f"{n:.3g}"
 
-    return (f"not estimable at this M: α = {alpha:g} needs ≥ {count(need)} OUT models per record "
-            f"(M ≥ {count(2 * need)} in the efficient design), the fewest here is {fewest}")
+    head = f"not estimable at this M: α = {alpha:g} needs ≥ {count(need)} OUT models per record"
+    if fewest == int(n_out.max()):  # every record OUT in the same share of the models
+        if 2 * fewest == n_models:
+            return f"{head} (M ≥ {count(2 * need)} in the efficient design), the fewest here is {fewest}"
+        return (f"{head} (M ≥ {count(math.ceil(need * n_models / fewest))} with every record OUT in "
+                f"{fewest} of {n_models} models, as here), the fewest here is {fewest}")
+    q = float(n_in.mean()) / n_models if inclusion is None else inclusion
+    enough = models_for_every_record(need, q, n_out.size)
+    return (f"{head}, the fewest here is {fewest} (at this design's inclusion rate q = {q:.3g} a record is OUT "
+            f"in M(1 − q) models on average; M ≥ {count(enough)} gives all {n_out.size:,} records that many "
+            "with probability ≥ 1/2)")
+
+
+def models_for_every_record(need: int, inclusion: float, n_records: int) -> int:
+    """Smallest M at which ``n_records`` records, each OUT in Binomial(M, 1 − q) models independently,
+    are all OUT in ≥ ``need`` models with probability ≥ 1/2: ``P(Bin(M, 1 − q) ≥ need)^{N+} ≥ 1/2``.
+
+    Bisection on M from ``⌈need/(1 − q)⌉`` (half the records short) upward; the probability grows with M.
+
+    Examples
+    --------
+    >>> models_for_every_record(99, 0.5, 1), models_for_every_record(99, 0.5, 20_000)
+    (198, 261)
+    """
+    from scipy import stats
+
+    p_out = 1.0 - inclusion
+
+    def enough(m: int) -> bool:
+        return bool(n_records * stats.binom.logsf(need - 1, m, p_out) >= math.log(0.5))
+
+    low = math.ceil(need / p_out) - 1  # not enough (at most half of one record's draws reach it)
+    high = max(low + 1, 2 * low)
+    while not enough(high):
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high
 
 
 def empirical_per_record(
@@ -155,10 +216,11 @@ def empirical_per_record(
     if ranks is None:
         s, k = check_score_keep(score, keep)
         n_out = (~k).sum(axis=0)
-        if not_estimable_reason(n_out, alpha):
-            return PerRecordRates(None, None, False, not_estimable_reason(n_out, alpha))
+        reason = not_estimable_reason(k.sum(axis=0), n_out, alpha)
+        if reason:
+            return PerRecordRates(None, None, False, reason)
         ranks = conformal_ranks(s, k, cap=rank_cap([alpha], int(n_out.max())))
-    reason = not_estimable_reason(ranks.n_out, alpha)
+    reason = not_estimable_reason(ranks.keep.sum(axis=0), ranks.n_out, alpha)
     if reason:
         return PerRecordRates(None, None, False, reason)
     hits = hit_probability(ranks, alpha)

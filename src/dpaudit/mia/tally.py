@@ -47,15 +47,16 @@ class RulePlan:
     column: dict[str, int]
 
     @classmethod
-    def of(cls, alphas: tuple[float, ...], moments: RecordMoments) -> RulePlan:
-        """The plan at ``alphas`` for records with these per-record counts."""
+    def of(cls, alphas: tuple[float, ...], moments: RecordMoments, *, inclusion: float | None = None) -> RulePlan:
+        """The plan at ``alphas`` for records with these per-record counts (``inclusion``: the Poisson
+        design's q, for the M that :func:`~dpaudit.mia.per_record.not_estimable_reason` asks for)."""
         n_alpha = len(alphas)
         # Student-t thresholds per record: a target's leave-one-out OUT count is n_out (IN target) or
         # n_out − 1 (OUT target), so two values per record, from the distinct counts
         t_cut = [(threshold(a, kind="t", n_out=moments.n_out), threshold(a, kind="t", n_out=moments.n_out - 1))
                  for a in alphas]
         z_cut = [threshold(a, kind="normal") for a in alphas]
-        reasons = [not_estimable_reason(moments.n_out, a) for a in alphas]
+        reasons = [not_estimable_reason(moments.n_in, moments.n_out, a, inclusion=inclusion) for a in alphas]
         ranked = [j for j in range(n_alpha) if not reasons[j]]
         cap = rank_cap([alphas[j] for j in ranked], int(moments.n_out.max())) if ranked else 0
         # the bootstrap's target sets: the IN targets, then per α the IN targets each rule calls members

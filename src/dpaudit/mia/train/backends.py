@@ -122,7 +122,7 @@ def _check_n_jobs(n_jobs: Any) -> int:
     before the first model is fitted."""
     cores = os.cpu_count() or 1
     if isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool) and n_jobs != 0:
-        if -cores <= n_jobs <= MAX_JOBS_PER_CORE * cores:
+        if -cores <= int(n_jobs) <= MAX_JOBS_PER_CORE * cores:
             return int(n_jobs)
     raise DPAuditError(
         f"n_jobs must be a non-zero whole number from {-cores} to {MAX_JOBS_PER_CORE * cores} on this machine "
