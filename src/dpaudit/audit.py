@@ -9,7 +9,6 @@ trail (what was counted, which mechanism, ε, sensitivity) and prints a readable
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import inspect
 import math
 import numbers
@@ -22,7 +21,7 @@ from dpaudit._spark import check_engine, is_spark_frame, spark_errors, to_spark
 from dpaudit._validation import positive
 from dpaudit.counts import count_tables, infer_schema
 from dpaudit.criteria import CriterionLike, parse_criteria
-from dpaudit.measures import MEASURES, Measure, measure_from
+from dpaudit.measures import Measure, measure_from, option_fields, options_doc
 from dpaudit.privacy import Budget, exact_release, laplace_release
 from dpaudit.privacy._mechanisms import MIN_RELEASE_EPSILON, derive_seed
 from dpaudit.results import AuditResult, BudgetState, MeasureResult
@@ -85,8 +84,8 @@ def resolve_measures(measures: str | Measure | Sequence[str | Measure], **option
     """Configured measure objects from names and/or instances, each option validated.
 
     ``options`` (``k=...``, ``semantics=...``; None means "not given") configure the measures named by
-    string. An option that no named measure takes is refused rather than ignored, and so is a
-    measure requested twice.
+    string, routed by the name of the measure's dataclass field. An option that no registered measure
+    takes, or no named one, is refused rather than ignored, and so is a measure requested twice.
 
     Examples
     --------
@@ -110,10 +109,15 @@ def resolve_measures(measures: str | Measure | Sequence[str | Measure], **option
     if not items:
         raise DPAuditError("no measures requested; pass e.g. measures=('tvd',)")
     named = {m for m in items if isinstance(m, str)}
+    known = option_fields()
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise DPAuditError(f"unknown option {unknown[0]!r}: no registered measure takes it; the measures' options are "
+                           f"{', '.join(known)}")
     for option, value in options.items():
         if value is None:
             continue
-        takers = [name for name, cls in MEASURES.items() if option in {f.name for f in dataclasses.fields(cls)}]
+        takers = [cls.name for cls, _ in known[option]]
         if not any(name in named for name in takers):
             raise DPAuditError(
                 f"option {option} configures {', '.join(takers) or 'no measure'}, which is not among the measures "
@@ -137,13 +141,9 @@ def audit(
     budget: Budget | None = None,
     split: Mapping[str, float] | None = None,
     seed: int | None = None,
-    k: int | None = None,
-    cells: str | None = None,
-    name_cells: int | None = None,
-    semantics: str | None = None,
-    time_limit: float | None = None,
     engine: str = "duckdb",
     progress: Callable[[str], None] | None = None,
+    **options: Any,
 ) -> AuditResult:
     """Measure how far the data are from satisfying fairness criteria, privately.
 
@@ -171,10 +171,6 @@ def audit(
         How ``epsilon`` is shared; equal shares by default.
     seed : int, optional
         Reproducible noise for tests only; voids the DP guarantee (the result says so).
-    k, cells, name_cells, semantics, time_limit : optional
-        Options of the measures named by string (:class:`~dpaudit.measures.TopContribution`:
-        ``k``, ``cells``, ``name_cells``; :class:`~dpaudit.measures.Repair`: ``semantics``,
-        ``time_limit``), where their defaults live; None: the default.
     engine : {"duckdb", "spark"}, default "duckdb"
         Where the rows are counted. ``"duckdb"``: a CSV/Parquet path is read with DuckDB, a frame is
         counted by its own library (a Spark DataFrame by Spark). ``"spark"``: a path is read by Spark
@@ -185,6 +181,12 @@ def audit(
         Called with a short description of each step as it starts (counting the rows, then each
         measure) and, for U_R, after every block (``"U_R (bag) P ⊥ O | A: block 3/11 exact, 4.2 s"``);
         ``dpaudit fairness`` shows it in a spinner when stderr is a terminal.
+    **options
+        Options of the measures named by string, by the name of the measure's field (where its default
+        lives; None: the default). Each goes to every requested measure that takes it; one that no
+        registered or no requested measure takes is refused. The options of the registered measures:
+
+{options}
 
     Returns
     -------
@@ -212,8 +214,7 @@ def audit(
     if progress is not None and not callable(progress):
         raise DPAuditError(f"progress must be a callable taking one str, got {type(progress).__name__}")
     crits = parse_criteria(criteria)
-    chosen = resolve_measures(measures, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
-                              time_limit=time_limit)
+    chosen = resolve_measures(measures, **options)
     names = [m.name for m in chosen]
     if seed is not None:
         from dpaudit._validation import seed_value
@@ -252,9 +253,9 @@ def audit(
     blocks = sum(t.counts.shape[0] for t in tables)
     for m in chosen:
         if progress is not None:
-            options = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
-                                for key, value in m.options().items() if value is not None)
-            progress(f"{m.title}{f' ({options})' if options else ''}: {n:,} rows, {blocks:,} block(s)")
+            shown = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+                              for key, value in m.options().items() if value is not None)
+            progress(f"{m.title}{f' ({shown})' if shown else ''}: {n:,} rows, {blocks:,} block(s)")
         if progress is not None and "progress" in inspect.signature(m.assess).parameters:
             assessment = m.assess(tables, details=epsilon is None, progress=progress)
         else:  # a measure written before assess took a progress callback
@@ -305,6 +306,10 @@ def audit(
         source=source,
         budget=_budget_state(budget) if epsilon is not None and budget is not None else None,
     )
+
+
+if audit.__doc__:  # the measures' options, written from the registry (python -OO drops docstrings)
+    audit.__doc__ = audit.__doc__.replace("{options}", options_doc())
 
 
 def _budget_state(budget: Budget) -> BudgetState:

@@ -1,7 +1,7 @@
 """Typed results of a fairness audit: every number and detail a report prints (spec ``architecture.md``).
 
-A measure returns its exact details as one of the ``*Details`` classes of :mod:`dpaudit.details` (all
-importable from here too); :func:`dpaudit.audit` wraps each release in a :class:`MeasureResult` and
+A measure returns its exact details as a :class:`~dpaudit.details.Details` (those of the built-in
+measures are importable from here too); :func:`dpaudit.audit` wraps each release in a :class:`MeasureResult` and
 the whole run in an :class:`AuditResult`. The renderers of :mod:`dpaudit.report` read only these
 types. Every class converts to plain JSON data (``to_dict``) and back (``from_dict``), so a saved
 ``--json`` document can be rendered later.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dpaudit.criteria import Criterion
@@ -20,6 +20,7 @@ from dpaudit.details import (
     BlockRepairDetail,
     CellChange,
     CellMDMap,
+    Details,
     MeasureDetails,
     MIBaseline,
     NamedCell,
@@ -35,8 +36,12 @@ from dpaudit.details import (
 from dpaudit.privacy import Release
 
 __all__ = ["MIBaseline", "TopCell", "NamedCell", "SelectionInfo", "CellChange", "BlockRepairDetail", "TVDDetails",
-           "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails", "RepairDetails", "REPAIR_STATUSES", "MeasureDetails", "MeasureResult",
-           "BudgetState", "AuditResult", "details_from_dict"]
+           "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails", "RepairDetails", "REPAIR_STATUSES", "MeasureDetails",
+           "Details", "MeasureResult", "BudgetState", "AuditResult", "details_from_dict", "ENTRY_KEYS"]
+
+#: The keys of a measure's JSON entry that are its own (the release, title, options, per-criterion
+#: values); every other key belongs to its details, which no details type may therefore use.
+ENTRY_KEYS = frozenset({"title", "options", "per_criterion", *(f.name for f in fields(Release))})
 
 
 @dataclass(frozen=True)
@@ -77,8 +82,9 @@ class MeasureResult:
     @classmethod
     def from_dict(cls, name: str, doc: Mapping[str, Any]) -> MeasureResult:
         per = doc.get("per_criterion")
-        return cls(name, doc["title"], Release.from_dict(dict(doc)), None if per is None else tuple(per),
-                   details_from_dict(doc), dict(doc.get("options", {})))
+        details = details_from_dict({k: v for k, v in doc.items() if k not in ENTRY_KEYS}, name)
+        return cls(name, doc["title"], Release.from_dict(dict(doc)), None if per is None else tuple(per), details,
+                   dict(doc.get("options", {})))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from dpaudit._errors import DPAuditError
 from dpaudit.cli._app import app, fail, output_path, spinner, user_errors, write_json, wrote
 from dpaudit.measures import MEASURES, Repair, TopContribution
 
@@ -45,6 +46,26 @@ def _criteria_with_preset(data: str, criteria: list[str], preset: str | None) ->
     if not criteria:
         fail("give at least one criterion (-c 'P ⊥ O | A') or a --preset of a registered dataset")
     return criteria
+
+
+def _measure_options(flags: dict[str, Any], items: list[str]) -> dict[str, Any]:
+    """The measures' options: the flags (``--k`` …, None when not given) and every ``--option
+    NAME=VALUE``, typed by the option's field in the registered measure that takes it."""
+    from dpaudit.measures import option_value
+
+    options = {name: value for name, value in flags.items() if value is not None}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            fail(f"--option takes NAME=VALUE (e.g. --option k=10 --option semantics=bag), got {item!r}")
+        if name in options:
+            fail(f"option {name} is given twice (by its flag or an earlier --option); give it once")
+        try:
+            options[name] = option_value(name, text.strip())
+        except DPAuditError as exc:
+            fail(f"--option {item}: {exc}")
+    return options
 
 
 def _parse_split(items: list[str]) -> dict[str, float] | None:
@@ -93,6 +114,11 @@ def fairness(
                                             f"(default {Repair.semantics})."),
     time_limit: float | None = typer.Option(None, "--time-limit", help="U_R: solver seconds per block, ci branch "
                                             f"and bound or bag/set RC2 + CP-SAT (default {Repair.time_limit:g})."),
+    option: list[str] = typer.Option(
+        [], "--option", metavar="NAME=VALUE",
+        help="Any measure option by its name (the fields of the measure classes, e.g. k=10, semantics=bag), "
+             "typed as the measure declares it; repeatable. The flags above are shorthands for it.",
+    ),
     split: list[str] = typer.Option([], "--split", help="Budget share MEASURE=FRACTION; repeatable (default equal)."),
     ledger: Path | None = typer.Option(
         None, "--ledger", help="Privacy ledger file shared by every audit of these data: this audit's ε is "
@@ -113,7 +139,7 @@ def fairness(
 ) -> None:
     """Measure how far DATA is from satisfying fairness criteria, with an ε-DP release."""
     from dpaudit._spark import check_engine
-    from dpaudit.audit import audit
+    from dpaudit.audit import audit, resolve_measures
 
     engine = check_engine(engine)  # before anything is read or started
     if html is not None:
@@ -126,15 +152,17 @@ def fairness(
     if ledger is not None and epsilon is None:
         fail("--ledger records DP releases; it needs --epsilon (exact values spend no budget)")
     shares = _parse_split(split)
+    options = _measure_options({"k": k, "cells": cells, "name_cells": name_cells, "semantics": semantics,
+                                "time_limit": time_limit}, option)
     criteria = _criteria_with_preset(data, criterion, preset)
+    resolve_measures(measure, **options)  # the measures and their options, before any data are opened
     new_ledger = ledger is not None and not ledger.exists()
     budget = _open_ledger(ledger, total_budget) if ledger is not None else None
     try:
         with spinner(f"reading {data}") as status:  # on a terminal's stderr only
             frame, resolved = _load_data(data, schema, infer_schema)
             result = audit(frame, criteria, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
-                           split=shares, k=k, cells=cells, name_cells=name_cells, semantics=semantics,
-                           time_limit=time_limit, budget=budget, engine=engine, progress=status)
+                           split=shares, budget=budget, engine=engine, progress=status, **options)
     except BaseException:
         if new_ledger and ledger is not None and budget is not None and not budget.entries:
             for leftover in (ledger, Path(f"{ledger}.lock")):  # a refused first audit leaves no ledger

@@ -7,21 +7,40 @@ its per-criterion value, and says what it releases: the value (through Laplace n
 :mod:`dpaudit.privacy`), curator-only details, and optionally a private explanation paid from a share
 of its ε. Registered measures (:data:`dpaudit.measures.MEASURES`) get the shared invariance and
 sensitivity tests automatically (range, zero under independence, homogeneity, all neighbours).
+
+The class also carries what the rest of the package needs to know about the measure, so that a new
+measure is one module: the texts of the reports (``title``, ``meaning``, ``unit``, ``report_section``),
+the types of its details (read back from a document by :meth:`Measure.details_from_dict`; how they are
+shown is the details' own hooks, :mod:`dpaudit.details`) and its worst-case neighbours for the
+self-check (:meth:`Measure.worst_cases`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.results import MeasureDetails
+from dpaudit.details import Details, MeasureDetails
+from dpaudit.measures._neighbours import WorstCase
 
-__all__ = ["Measure", "Assessment"]
+__all__ = ["Measure", "Assessment", "ReportSection"]
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """The HTML page's section on a measure's details: its heading and anchor, and the paragraph shown
+    when the measure was not requested (``absent``) or its result holds no details (``undisclosed``,
+    where ``{value}`` is the released value); None leaves the section out in that case."""
+
+    heading: str
+    anchor: str
+    absent: str | None = None
+    undisclosed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -45,11 +64,13 @@ class Measure:
     Class attributes (set by every subclass): ``name`` (API/CLI/JSON key), ``title`` (the paper's
     name), ``reference`` (paper and section), ``sensitivity_formula`` (for the explain trail),
     ``upper`` (upper end of the per-criterion range; the lower end is 0) and
-    ``zero_iff_independent`` (positivity: 0 exactly when P ⊥ O | A holds).
+    ``zero_iff_independent`` (positivity: 0 exactly when P ⊥ O | A holds); optionally ``meaning``
+    (one sentence for the HTML report), ``unit`` (its figure's axis label), ``details_types`` (the
+    :class:`~dpaudit.details.Details` classes :meth:`details` may return) and ``report_section``.
 
     Subclasses implement :meth:`value` and :meth:`criterion_sensitivity`, and may override
     :meth:`details`, :meth:`assess`, :attr:`explain_share` with :meth:`private_details`,
-    :attr:`degree` and :attr:`zero_if_independent`.
+    :attr:`degree`, :attr:`zero_if_independent` and :meth:`worst_cases`.
     """
 
     name: ClassVar[str]
@@ -58,6 +79,15 @@ class Measure:
     sensitivity_formula: ClassVar[str]
     upper: ClassVar[float]
     zero_iff_independent: ClassVar[bool]
+    #: One sentence on what the value means, shown by the HTML report ("": none).
+    meaning: ClassVar[str] = ""
+    #: The axis label of the value's figure, with the unit ("": the title).
+    unit: ClassVar[str] = ""
+    #: The details classes :meth:`details` and :meth:`private_details` return, tried in this order
+    #: when a saved document is read.
+    details_types: ClassVar[tuple[type[Details], ...]] = ()
+    #: The HTML page's section on the details; None: "<title> details", only when there are details.
+    report_section: ClassVar[ReportSection | None] = None
 
     # -- what every measure computes ---------------------------------------------------------------
     def value(self, counts: np.ndarray) -> float:
@@ -109,6 +139,20 @@ class Measure:
     def zero_if_independent(self) -> bool:
         """Whether the value is 0 on every independent table."""
         return True
+
+    # -- reading saved results, and the self-check ----------------------------------------------------
+    @classmethod
+    def details_from_dict(cls, doc: Mapping[str, Any]) -> MeasureDetails | None:
+        """The details in this measure's JSON entry (without the release's keys): the first of
+        :attr:`details_types` that recognises them, or None."""
+        return next((t.from_dict(doc) for t in cls.details_types if t.recognises(doc)), None)
+
+    @classmethod
+    def worst_cases(cls) -> tuple[WorstCase, ...]:
+        """Worst-case replace-one neighbours of this measure's releases, for ``dpaudit selfcheck``: the
+        pair(s) on which the release comes closest to the sensitivity proven in ``docs/privacy.md``.
+        None declared (the default): the self-check lists the measure as not audited."""
+        return ()
 
     def options(self) -> dict[str, Any]:
         """The options as a plain dict (what the JSON records)."""

@@ -30,9 +30,17 @@ import numpy as np
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import one_of, whole_number
-from dpaudit.measures._base import Measure
+from dpaudit.details.contribution import (
+    CellMDMap,
+    NamedCell,
+    PrivateTopCellsDetails,
+    SelectionInfo,
+    TopCell,
+    TopCellsDetails,
+)
+from dpaudit.measures._base import Measure, ReportSection
+from dpaudit.measures._neighbours import NeighbourPair, WorstCase, family_r, moved
 from dpaudit.measures._tables import as_blocks, signed_deviation
-from dpaudit.results import CellMDMap, NamedCell, PrivateTopCellsDetails, SelectionInfo, TopCell, TopCellsDetails
 
 __all__ = [
     "TopContribution",
@@ -46,6 +54,7 @@ __all__ = [
     "cell_md_maps",
     "CELL_MODES",
     "MAX_MAP_CELLS",
+    "K_ALL",
 ]
 
 CELL_MODES = ("domain", "observed")
@@ -53,6 +62,8 @@ CellMode = Literal["domain", "observed"]
 #: The defaults of every U_TC entry point (:func:`u_tc` and :class:`TopContribution`), in one place.
 DEFAULT_K = 500
 DEFAULT_CELLS: CellMode = "domain"
+#: A k larger than any table of the worst-case pairs: U_TC then sums every cell's MD.
+K_ALL = 10**6
 
 
 def marginal_differences(counts: np.ndarray, *, cells: CellMode = DEFAULT_CELLS) -> np.ndarray:
@@ -277,6 +288,17 @@ class TopContribution(Measure):
     sensitivity_formula = "Σ_F min(3k, 6 [8 with A])/n (+2·max(¼, 1/n) each if observed)"
     upper = 2.0
     zero_iff_independent = True
+    meaning = ("U_TC adds up the k largest cell contributions MD(a,p,o) = Pr(a)·|Pr(p,o|a) − Pr(p|a)·Pr(o|a)|, "
+               "the share of all rows by which a cell departs from what independence predicts: it says how much of "
+               "the data the most unfair cells account for (0 exactly when the criterion holds, at most 2 per "
+               "criterion), and the cells it names are where to look.")
+    unit = "U_TC (share of all n rows; per criterion in [0, 2])"
+    details_types = (PrivateTopCellsDetails, TopCellsDetails)
+    report_section = ReportSection(
+        "Top contributing cells", "cells",
+        absent="<p>U_TC was not requested, so no cells are named; add --measure tc.</p>",
+        undisclosed="<p>No top cells were named (--name-cells 0, or observed-cell mode, which cannot name cells "
+                    "privately).</p>")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", _check_k(self.k))
@@ -312,3 +334,45 @@ class TopContribution(Measure):
 
     def private_details(self, tables: Sequence[Any], epsilon: float, seed: int | None) -> PrivateTopCellsDetails:
         return private_top_cells(tables, self.private_names, epsilon=epsilon, seed=seed)
+
+    @classmethod
+    def worst_cases(cls) -> tuple[WorstCase, ...]:
+        return (
+            WorstCase(tc_domain_pair(), cls(k=K_ALL, cells="domain", name_cells=0),
+                      lambda change, n: f"n·|ΔU_TC| = {change * n:.3f} of min(3k, 8) = 8 ({change * n / 8:.1%}): "
+                                        "the bound is tight"),
+            WorstCase(tc_observed_pair(), cls(k=K_ALL, cells="observed", name_cells=0),
+                      lambda change, n: "the emptied and the appearing cell move U_TC in opposite directions, so at "
+                                        "most one of the two 2·max(1/4, 1/n) terms is reachable: ≈ 50 % is the "
+                                        "practical maximum"),
+            WorstCase(naming_pair(), cls(), release="names",
+                      note=lambda change, n: f"largest move of one cell's MD: {change * n:.3f}/n of the declared 3/n, "
+                                             "so report-noisy-max realises at most 2·(1/n)/scale = ε/3 here"),
+        )
+
+
+def tc_domain_pair(m: int = 100, big: int = 1000) -> NeighbourPair:
+    """Σ|d| rises by → 4 in each block: Family R loses its lone tuple, a one-cell block gains a corner."""
+    a = family_r(4 * m, m)
+    b = np.zeros_like(a)
+    b[1, 1] = big
+    before = np.stack([a, b])
+    return NeighbourPair("tc/domain", "p ⊥ o | a", before, moved(before, (0, 0, 0), (1, 0, 0)),
+                         f"block a = Family R (m = {m}), block b = one cell of {big}; the lone (0,0) tuple of a moves to "
+                         "b's empty corner (each block's Σ|d| rises by almost 4)")
+
+
+def tc_observed_pair(h: int = 1000) -> NeighbourPair:
+    """A count-1 cell with MD → 1/4 empties; the cell that gains is already observed."""
+    before = np.array([[[1, h], [h, 1]]])
+    return NeighbourPair("tc/observed", "p ⊥ o", before, moved(before, (0, 0, 0), (0, 1, 1)),
+                         f"[[1, {h}], [{h}, 1]] → [[0, {h}], [{h}, 2]]: a single-tuple cell with MD ≈ 1/4 empties")
+
+
+def naming_pair(a: int = 320, b: int = 12, c: int = 640) -> NeighbourPair:
+    """A cell of a one-cell block gains a fresh corner tuple from a perfectly dependent block."""
+    before = np.zeros((2, 2, 2), dtype=np.int64)
+    before[0, 0, 1], before[1, 0, 1], before[1, 1, 0] = a, b, c
+    return NeighbourPair("tc/names", "p ⊥ o | a", before, moved(before, (1, 0, 1), (0, 1, 0)),
+                         f"block 0 = one cell of {a}, block 1 = [[0, {b}], [{c}, 0]]; one tuple of block 1 moves to a "
+                         "fresh corner of block 0 (found by search over the exact selection probabilities)")

@@ -59,14 +59,15 @@ from typing import Any, Literal
 import numpy as np
 
 from dpaudit._validation import number, one_of
-from dpaudit.measures._base import Assessment, Measure
+from dpaudit.details.repair import BlockRepairDetail, CellChange, RepairDetails
+from dpaudit.measures._base import Assessment, Measure, ReportSection
 from dpaudit.measures._block import BlockRepair
 from dpaudit.measures._center import ENUMERATION_LIMIT, center_block
 from dpaudit.measures._ci import TOLERANCE, ci_block, two_row_ci
-from dpaudit.results import BlockRepairDetail, CellChange, RepairDetails
+from dpaudit.measures._neighbours import NeighbourPair, WorstCase, moved
 
 __all__ = ["Repair", "SEMANTICS", "BlockRepair", "repair_block", "repair_blocks", "u_r", "two_row_ci",
-           "ENUMERATION_LIMIT"]
+           "ENUMERATION_LIMIT", "repair_pair"]
 
 SEMANTICS = ("ci", "bag", "set")
 Semantics = Literal["ci", "bag", "set"]
@@ -182,6 +183,18 @@ class Repair(Measure):
     sensitivity_formula = "2·|F| (ci: (2 + 2·0.001)·|F|)"
     upper = math.inf
     zero_iff_independent = False
+    meaning = ("U_R is the smallest number of rows to delete plus insert so that the criterion holds; it is a "
+               "count of rows, between 0 and n (semantics ci: exact independence with fractional rows allowed; "
+               "bag: every kept protected group gets identical outcome counts, the paper's; set: the distinct "
+               "(p, o) pairs of each block form a product, Capuchin's).")
+    unit = "U_R (rows deleted + inserted)"
+    details_types = (RepairDetails,)
+    report_section = ReportSection(
+        "Repair", "repair",
+        absent="<p>U_R was not requested; add --measure repair to see what a repair would change.</p>",
+        undisclosed="<p>What the repair changes per block is not released in DP mode: it is made of exact counts. "
+                    "Only U_R's noisy total is released (above: {value} rows). The curator sees the per-block "
+                    "repair with --exact.</p>")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", _check_semantics(self.semantics))
@@ -231,3 +244,25 @@ class Repair(Measure):
     @property
     def zero_if_independent(self) -> bool:
         return self.semantics != "bag"
+
+    @classmethod
+    def worst_cases(cls) -> tuple[WorstCase, ...]:
+        return tuple(WorstCase(repair_pair(s), cls(semantics=s), lambda change, n: f"|ΔU_R| = {change:g} = the bound 2")
+                     for s in _REPAIR_PAIRS)
+
+
+#: Smallest pairs whose U_R changes by the full 2 (exhaustive search over 2×2 and 2×3 tables).
+_REPAIR_PAIRS: dict[Semantics, tuple[list[list[int]], tuple[int, int, int], tuple[int, int, int]]] = {
+    "ci": ([[0, 2], [2, 2]], (0, 0, 1), (0, 0, 0)),
+    "bag": ([[0, 2], [0, 2]], (0, 0, 1), (0, 0, 0)),
+    "set": ([[0, 1, 1], [0, 1, 1]], (0, 0, 1), (0, 0, 0)),
+}
+
+
+def repair_pair(semantics: Semantics) -> NeighbourPair:
+    """The smallest worst-case pair of U_R under ``semantics``: U_R changes by the full 2."""
+    table, src, dst = _REPAIR_PAIRS[semantics]
+    before = np.array([table])
+    after = moved(before, src, dst)
+    return NeighbourPair(f"repair/{semantics}", "p ⊥ o", before, after,
+                         f"{before[0].tolist()} → {after[0].tolist()} (U_R {semantics} changes by the full 2)")

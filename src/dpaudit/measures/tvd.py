@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.details.tvd import MIBaseline, TVDDetails
 from dpaudit.measures._base import Measure
+from dpaudit.measures._neighbours import NeighbourPair, WorstCase, family_r, moved
 from dpaudit.measures._tables import as_blocks, signed_deviation
-from dpaudit.results import MIBaseline, TVDDetails
 
-__all__ = ["TVD", "block_tvd", "u_mi_tvd", "mutual_information", "TVD_SENSITIVITY"]
+__all__ = ["TVD", "block_tvd", "u_mi_tvd", "mutual_information", "TVD_SENSITIVITY", "tvd_pair"]
 
 #: Replace-one sensitivity of U_MI^TVD per criterion, times n (docs/privacy.md, "U_MI^TVD").
 TVD_SENSITIVITY = 16.0
@@ -98,6 +99,12 @@ class TVD(Measure):
     sensitivity_formula = "16·|F|/n"
     upper = 2.0
     zero_iff_independent = True
+    meaning = ("U_MI^TVD says how strongly the protected and outcome attributes depend on each other inside each "
+               "block A = a: twice the squared total-variation distance between their joint distribution and the "
+               "product of their marginals, weighted by the block's share Pr(a). It is 0 exactly when P ⊥ O | A "
+               "holds, below 2 per criterion, and never above the conditional mutual information in nats (Pinsker).")
+    unit = "U_MI^TVD (dimensionless; per criterion in [0, 2))"
+    details_types = (TVDDetails,)
 
     def value(self, counts: np.ndarray) -> float:
         return u_mi_tvd(counts)
@@ -108,3 +115,20 @@ class TVD(Measure):
     def details(self, tables: Sequence[Any]) -> TVDDetails:
         nats = [mutual_information(t.counts) for t in tables]
         return TVDDetails(tuple(MIBaseline(v, v / math.log(2)) for v in nats))
+
+    @classmethod
+    def worst_cases(cls) -> tuple[WorstCase, ...]:
+        return (WorstCase(tvd_pair(), cls(), lambda change, n: (
+            f"N·|ΔU| = {change * n:.3f} of the released 16 ({change * n / 16:.1%}); the proven supremum is 38/3 "
+            f"≈ 12.667 ({change * n / (38 / 3):.1%} of it)")),)
+
+
+def tvd_pair(m: int = 300) -> NeighbourPair:
+    """docs/privacy.md's cross-block family: N·ΔU → 38/3 (12.52 at m = 300)."""
+    a = family_r(4 * m, m)
+    b = np.zeros_like(a)
+    b[[1, 2, 3], [1, 2, 3]] = m  # Family A: diag(m, m, m) beside an empty row and column
+    before = np.stack([a, b])
+    return NeighbourPair("tvd", "p ⊥ o | a", before, moved(before, (0, 0, 0), (1, 0, 0)),
+                         f"cross-block family (docs/privacy.md), m = {m}: block a = Family R, block b = Family A; the "
+                         "lone (0,0) tuple of a moves to b's empty corner")

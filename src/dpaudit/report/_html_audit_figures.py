@@ -7,18 +7,44 @@ Drawn with matplotlib through :func:`dpaudit.report._html.new_figure` and inline
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from dpaudit.details import CellMDMap, mi_baseline
 from dpaudit.report._html import PALETTE, figure_svg, fmt, new_figure, note
-from dpaudit.results import AuditResult, CellMDMap, MeasureResult, TVDDetails
+from dpaudit.results import AuditResult, MeasureResult
 
-#: The axis label (with the unit) of each measure's figure.
-UNITS = {
-    "tvd": "U_MI^TVD (dimensionless; per criterion in [0, 2))",
-    "tc": "U_TC (share of all n rows; per criterion in [0, 2])",
-    "repair": "U_R (rows deleted + inserted)",
-}
+
+class MeasureText(Mapping[str, str]):
+    """A text every registered measure class may state (its class attribute ``attr``), by measure name,
+    read from the registry when asked: a measure registered later is in it too.
+
+    Examples
+    --------
+    >>> MeasureText("unit")["repair"]
+    'U_R (rows deleted + inserted)'
+    """
+
+    def __init__(self, attr: str) -> None:
+        self._attr = attr
+
+    def _texts(self) -> dict[str, str]:
+        from dpaudit.measures import MEASURES
+
+        return {name: text for name, cls in MEASURES.items() if (text := getattr(cls, self._attr, ""))}
+
+    def __getitem__(self, name: str) -> str:
+        return self._texts()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts())
+
+    def __len__(self) -> int:
+        return len(self._texts())
+
+
+#: The axis label (with the unit) of each registered measure's figure (``Measure.unit``).
+UNITS = MeasureText("unit")
 
 _MAP_ROWS, _MAP_COLS = 40, 100  # heat map: the most rows and columns drawn (largest total MD kept)
 _ANNOTATE = 48  # heat map: cells up to which every MD is written in its cell
@@ -41,8 +67,9 @@ def _value_figure(result: AuditResult, m: MeasureResult) -> str:
     ax.errorbar(values, ys, xerr=err, fmt="o", color=colour, ecolor=colour, capsize=5, markersize=6,
                 label="released value" + ("" if result.exact else " with its 95% noise interval"))
     points = [*lows, *highs]
-    if m.name == "tvd" and isinstance(m.details, TVDDetails) and result.exact:
-        nats = [b.mi_nats for b in m.details.baseline]
+    baseline = mi_baseline(m.details)
+    if baseline and result.exact:
+        nats = [b.mi_nats for b in baseline]
         ax.scatter(nats, ys[:len(nats)], marker="D", facecolors="none", edgecolors=PALETTE[6], zorder=3,
                    label="I(P;O|A) in nats (Pinsker: U_MI^TVD ≤ I)")
         points += nats

@@ -13,10 +13,13 @@ made of sections, each answering one question a reader of an audit asks:
   plain explanation when noise pushed a release below zero.
 * **Per criterion and the MI baseline** (exact mode) — every criterion's exact value beside the
   classic, non-private conditional mutual information.
-* **Top contributing cells** — the cells that drive U_TC (exact: with MD, count, expected count,
-  over/under, and a heat map of MD(a, p, o) per criterion; DP: only the cells named privately, in
-  noisy rank order, because MD values are not released).
-* **Repair** (exact mode) — per block, what the cheapest repair adds or deletes.
+* **One section per measure's details**, in the registry's order, framed by the measure
+  (``Measure.report_section``) and filled by the details themselves (``Details.html``; by default
+  their field table): **Top contributing cells** — the cells that drive U_TC (exact: with MD, count,
+  expected count, over/under, and a heat map of MD(a, p, o) per criterion; DP: only the cells named
+  privately, in noisy rank order, because MD values are not released); **Repair** (exact mode) — per
+  block, what the cheapest repair adds or deletes; and "<title> details" for any other measure
+  that returns details. A new measure therefore needs no change here.
 * **Privacy caveats** — the guarantee, its neighbouring relation, where the domains came from, the
   sensitivity and noise scale of every release, and why a release is not DP when it is not.
 * **Explain trail** — the audit's stages as recorded in the result.
@@ -29,37 +32,18 @@ in a notebook.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from dpaudit.details import hook, mi_baseline
+from dpaudit.measures import MEASURES, ReportSection
 from dpaudit.report._html import esc, fmt, fragment, key_values, note, page, section, table
-from dpaudit.report._html_audit_figures import UNITS, _heatmap, _labels, _value_figure
-from dpaudit.results import (
-    AuditResult,
-    BlockRepairDetail,
-    PrivateTopCellsDetails,
-    RepairDetails,
-    TopCellsDetails,
-    TVDDetails,
-)
+from dpaudit.report._html_audit_figures import UNITS, MeasureText, _value_figure
+from dpaudit.results import AuditResult
 
 __all__ = ["render_audit", "render_audit_fragment", "audit_sections", "MEANING", "UNITS", "NEGATIVE_NOTE"]
 
-#: One sentence per measure on what it means (spec ``fairness.md`` §2).
-MEANING = {
-    "tvd": "U_MI^TVD says how strongly the protected and outcome attributes depend on each other inside each "
-           "block A = a: twice the squared total-variation distance between their joint distribution and the "
-           "product of their marginals, weighted by the block's share Pr(a). It is 0 exactly when P ⊥ O | A "
-           "holds, below 2 per criterion, and never above the conditional mutual information in nats (Pinsker).",
-    "tc": "U_TC adds up the k largest cell contributions MD(a,p,o) = Pr(a)·|Pr(p,o|a) − Pr(p|a)·Pr(o|a)|, "
-          "the share of all rows by which a cell departs from what independence predicts: it says how much of "
-          "the data the most unfair cells account for (0 exactly when the criterion holds, at most 2 per "
-          "criterion), and the cells it names are where to look.",
-    "repair": "U_R is the smallest number of rows to delete plus insert so that the criterion holds; it is a "
-              "count of rows, between 0 and n (semantics ci: exact independence with fractional rows allowed; "
-              "bag: every kept protected group gets identical outcome counts, the paper's; set: the distinct "
-              "(p, o) pairs of each block form a product, Capuchin's).",
-}
+#: One sentence per registered measure on what it means (``Measure.meaning``; spec ``fairness.md`` §2).
+MEANING = MeasureText("meaning")
 
 #: What a negative noisy value means, printed in every DP page.
 NEGATIVE_NOTE = (
@@ -68,9 +52,6 @@ NEGATIVE_NOTE = (
     "small next to the noise (its 95% interval says how small). Released values are shown as released, not "
     "clipped to 0: clipping would bias them upwards and hide how large the noise is."
 )
-
-_MAX_BLOCKS = 10  # repair: the largest blocks shown per criterion (all of them are in the JSON)
-_MAX_CHANGES = 6  # repair: the largest cell changes shown per block
 
 
 # -- the page ---------------------------------------------------------------------------------------
@@ -94,7 +75,7 @@ def audit_sections(result: AuditResult) -> list[str]:
     out = [_summary(result), _budget(result), _values(result)]
     if result.exact:
         out.append(_per_criterion(result))
-    out += [_cells(result), _repair(result), _caveats(result), _trail(result)]
+    out += _measure_sections(result) + [_caveats(result), _trail(result)]
     return out
 
 
@@ -154,8 +135,10 @@ def _budget(result: AuditResult) -> str:
     rows: list[list[Any]] = []
     for m in result.measures.values():
         rows.append([f"{m.title}: value", m.release.epsilon, m.release.mechanism])
-        if isinstance(m.details, PrivateTopCellsDetails):
-            rows.append([f"{m.title}: naming the top cells", m.details.release.epsilon, m.details.release.mechanism])
+        spent = hook(m.details, "explanation")() if m.details is not None else None
+        if spent is not None:  # the details' own private release (U_TC's names)
+            what, epsilon, mechanism = spent
+            rows.append([f"{m.title}: {what}", epsilon, mechanism])
     rows.append(["total of this audit", result.epsilon, "sequential composition (the ε add up)"])
     body = table(["release", "ε spent", "mechanism"], rows, numeric=[False, True, False])
     b = result.budget
@@ -208,8 +191,7 @@ def _values(result: AuditResult) -> str:
 
 def _per_criterion(result: AuditResult) -> str:
     """Exact mode: every criterion's value for every measure, and the MI baseline beside U_MI^TVD."""
-    tvd = result.measures.get("tvd")
-    baseline = tvd.details.baseline if tvd is not None and isinstance(tvd.details, TVDDetails) else None
+    baseline = next((b for m in result.measures.values() if (b := mi_baseline(m.details))), None)
     headers = ["criterion"] + [m.title for m in result.measures.values()]
     if baseline:
         headers += ["MI (nats)", "MI (bits)"]
@@ -229,92 +211,25 @@ def _per_criterion(result: AuditResult) -> str:
     return section("Per criterion and the MI baseline", body, anchor="per-criterion")
 
 
-def _cells(result: AuditResult) -> str:
-    """The cells that drive U_TC: exact evidence and heat maps, or the privately named cells."""
-    tc = result.measures.get("tc")
-    if tc is None:
-        body = "<p>U_TC was not requested, so no cells are named; add --measure tc.</p>"
-        return section("Top contributing cells", body, anchor="cells")
-    details = tc.details
-    if isinstance(details, TopCellsDetails):
-        body = ("<p>The cells with the largest marginal difference MD(a,p,o), exact, largest first: “over” cells "
-                "hold more rows than independence predicts, “under” cells fewer. MD × n is that difference "
-                "in rows.</p>")
-        if details.top_cells:
-            rows = [[c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—",
-                     f"{c.sign}-represented" if c.sign in ("over", "under") else c.sign, c.count, c.expected, c.md]
-                    for c in details.top_cells]
-            body += table(["criterion", "protected", "outcome", "admissible", "over / under", "rows",
-                           "expected rows", "MD"], rows, numeric=[False] * 5 + [True] * 3)
+def _measure_sections(result: AuditResult) -> list[str]:
+    """A section per measure's details, for the registered measures (in order) and any other the result
+    holds: the measure's :class:`~dpaudit.measures.ReportSection` frames it (a section even when it was
+    not requested or released no details, if the measure says so), the details' own ``html`` fills it."""
+    out = []
+    for name in [*MEASURES, *(n for n in result.measures if n not in MEASURES)]:
+        m = result.measures.get(name)
+        frame = MEASURES[name].report_section if name in MEASURES else None
+        if frame is None:
+            frame = ReportSection(f"{m.title if m is not None else name} details", f"details-{name}")
+        if m is None:
+            body = frame.absent
+        elif m.details is None:
+            body = None if frame.undisclosed is None else frame.undisclosed.format(value=esc(fmt(m.value)))
         else:
-            body += "<p>No cell departs from independence (or --name-cells 0 was given).</p>"
-        body += "<h3>MD(a, p, o) per block</h3>"
-        if details.cell_md is None:
-            body += note("This result holds no MD maps (it was saved by an older dpaudit); re-run the exact audit "
-                         "to draw them.")
-        else:
-            body += "".join(_heatmap(cmap, i, str(tc.options.get("cells", "domain")))
-                            for i, cmap in enumerate(details.cell_md, 1))
-    elif isinstance(details, PrivateTopCellsDetails):
-        info = details.release
-        body = (f"<p>These cells were named privately by report-noisy-top-k ({esc(info.mechanism)}, "
-                f"ε = {esc(fmt(info.epsilon))}, scale {esc(fmt(info.scale))}), in noisy rank order: rank 1 is the "
-                "cell the noisy selection ranked first, not necessarily the largest. Only their names are "
-                "released; their MD values and row counts are not.</p>")
-        rows = [[c.rank, c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—"]
-                for c in details.top_cells]
-        body += table(["noisy rank", "criterion", "protected", "outcome", "admissible"], rows,
-                      numeric=[True, False, False, False, False])
-        body += note("No heat map in DP mode: MD(a,p,o) values are not released (they are exact statistics of the "
-                     "data). The data curator sees them with --exact.")
-    else:
-        body = "<p>No top cells were named (--name-cells 0, or observed-cell mode, which cannot name cells " \
-               "privately).</p>"
-    return section("Top contributing cells", body, anchor="cells")
-
-
-def _repair(result: AuditResult) -> str:
-    """Exact mode: per criterion, the largest blocks' repairs — which cells gain or lose rows."""
-    rep = result.measures.get("repair")
-    if rep is None:
-        body = "<p>U_R was not requested; add --measure repair to see what a repair would change.</p>"
-        return section("Repair", body, anchor="repair")
-    details = rep.details
-    if not isinstance(details, RepairDetails):
-        body = ("<p>What the repair changes per block is not released in DP mode: it is made of exact counts. "
-                f"Only U_R's noisy total is released (above: {esc(fmt(rep.value))} rows). The curator sees the "
-                "per-block repair with --exact.</p>")
-        return section("Repair", body, anchor="repair")
-    body = f"<p>Semantics <code>{esc(details.semantics)}</code>. "
-    body += {"ci": "A repair adds or removes (fractional) rows so that P ⊥ O | A holds exactly; per block, the "
-                   "cells below change from their row count to the repaired count.",
-             "bag": "A repair deletes whole protected groups and gives every kept group the same outcome counts.",
-             "set": "A repair makes each block's distinct (p, o) pairs a product set."}.get(details.semantics, "")
-    body += " The total is the sum over the blocks.</p>"
-    body += f"<p>Block status: {esc(details.status_line())}.</p>"
-    if not details.exact:
-        why = ("A solver stopped at its time limit" if details.status == "timed out"
-               else "Some blocks are solved with bounds that do not meet")
-        body += note(f"{why}: the value {fmt(rep.value)} is a proven lower bound and "
-                     f"{fmt(details.upper)} an upper bound.", "warn")
-    for i, crit in enumerate(result.criteria):
-        blocks = [b for b in details.per_block if b.criterion == str(crit)]
-        total = rep.per_criterion[i] if rep.per_criterion is not None else math.fsum(b.value for b in blocks)
-        body += f"<h3>{esc(crit)}: {esc(fmt(total))} rows</h3>"
-        nonzero = sorted((b for b in blocks if b.upper > 0), key=lambda b: -b.upper)
-        if not nonzero:
-            body += "<p>Nothing to repair: the criterion holds.</p>"
-            continue
-        rows = [[_labels(b.admissible) or "(whole table)", b.value,
-                 "exact" if b.exact else f"{b.status}, ≤ {fmt(b.upper)}", _repair_text(b)] for b in nonzero[:_MAX_BLOCKS]]
-        body += table(["block A = a", "rows changed", "status", "what to change"], rows,
-                      numeric=[False, True, False, False])
-        rest = nonzero[_MAX_BLOCKS:]
-        if rest:
-            body += (f"<p>{len(rest)} smaller block{'s' if len(rest) != 1 else ''} with "
-                     f"{esc(fmt(math.fsum(b.value for b in rest)))} rows in all are not shown (the JSON lists "
-                     "every block).</p>")
-    return section("Repair", body, anchor="repair")
+            body = hook(m.details, "html")(result, m)
+        if body is not None:
+            out.append(section(frame.heading, body, anchor=frame.anchor))
+    return out
 
 
 def _caveats(result: AuditResult) -> str:
@@ -353,26 +268,6 @@ def _trail(result: AuditResult) -> str:
     """The stages the audit recorded: what was counted, with which mechanism, ε and sensitivity."""
     body = "<ol>" + "".join(f"<li>{esc(s)}</li>" for s in result.stages) + "</ol>"
     return section("Explain trail", body, anchor="trail", page_break=False)
-
-
-def _repair_text(block: BlockRepairDetail) -> str:
-    """One block's repair in words: the cells that gain or lose rows, or the groups deleted and kept."""
-    parts = []
-    if block.changes:
-        changes = sorted(block.changes, key=lambda c: -abs(c.change))
-        for c in changes[:_MAX_CHANGES]:
-            verb = "add" if c.change > 0 else "delete"
-            cell = ", ".join(f"{k}={v}" for side in (c.protected, c.outcome) for k, v in side.items())
-            parts.append(f"{verb} {fmt(abs(c.change))} rows ({cell}): {fmt(c.count)} → {fmt(c.repaired)}")
-        if len(changes) > _MAX_CHANGES:
-            parts.append(f"and {len(changes) - _MAX_CHANGES} smaller changes")
-    if block.deleted:
-        parts.append("delete the groups " + "; ".join(_labels(g) for g in block.deleted))
-    if block.kept and block.target is not None:
-        counts = ", ".join(f"{_labels({k: v for k, v in t.items() if k != 'count'})}: {fmt(t.get('count'))}"
-                           for t in block.target)
-        parts.append(f"each kept group ({'; '.join(_labels(g) for g in block.kept)}) gets the outcome counts {counts}")
-    return "; ".join(parts) or block.method
 
 
 def _reasons(result: AuditResult) -> list[str]:

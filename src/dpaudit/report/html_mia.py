@@ -162,14 +162,15 @@ def _summary(report: MiaReport) -> str:
 
 def _fpc_sentence(report: MiaReport) -> str:
     o = report.options
-    n, pool = o.get("train_size"), o.get("pool_size")
+    n, pool = o.get("fpc_train_size", o.get("train_size")), o.get("pool_size")
     factor = (1 - n / pool) if isinstance(n, (int, float)) and isinstance(pool, (int, float)) and pool else None
+    which = f" (N = {fmt(n)}, the {o['fpc_train_size_from']})" if "fpc_train_size_from" in o else ""
     if o.get("fpc"):
         return (f"FPC on: the fitted variances were divided by the finite-population correction 1 − N/N+ = "
-                f"{fmt(factor)}, which removes efficient LiRA's upward bias from drawing every training set "
-                "from one pool.")
+                f"{fmt(factor)}{which}, which removes efficient LiRA's upward bias from drawing every training "
+                "set from one pool.")
     return ("FPC off: the variances are as fitted; training sets drawn from one finite pool make them too small, "
-            "so per-record vulnerability is biased upward" + (f" (1 − N/N+ = {fmt(factor)}; rerun with --fpc "
+            "so per-record vulnerability is biased upward" + (f" (1 − N/N+ = {fmt(factor)}{which}; rerun with --fpc "
                                                               "to correct it)." if factor is not None else "."))
 
 

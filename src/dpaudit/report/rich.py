@@ -1,11 +1,15 @@
-"""The ``dpaudit`` command's terminal view (rich tables), read from the typed results."""
+"""The ``dpaudit`` command's terminal view (rich tables), read from the typed results.
+
+A measure's details print their own lines after the table (:meth:`dpaudit.details.Details.rich_lines`;
+by default a heading and their field table), so a new measure shows up here without a change to this
+module."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from dpaudit.report.text import describe_cell, top_cells
-from dpaudit.results import AuditResult, MeasureResult, RepairDetails, TVDDetails
+from dpaudit.details import hook, mi_baseline
+from dpaudit.results import AuditResult
 
 __all__ = ["print_audit"]
 
@@ -24,7 +28,7 @@ def print_audit(result: AuditResult, console: Any = None) -> None:
             table.add_column(col, justify="left" if col.startswith("measure") else "right")
         for m in result.measures.values():
             table.add_row(f"[bold]{m.title}[/bold] (sum)", f"{m.value:.6g}", "", f"{m.release.sensitivity:.4g}")
-            baseline = m.details.baseline if isinstance(m.details, TVDDetails) else None
+            baseline = mi_baseline(m.details)
             for i, (crit, value) in enumerate(zip(result.criteria, m.per_criterion or ())):
                 mi = f"{baseline[i].mi_bits:.6g}" if baseline else ""
                 table.add_row(f"  {crit}", f"{value:.6g}", mi, "")
@@ -45,38 +49,11 @@ def print_audit(result: AuditResult, console: Any = None) -> None:
     if not result.exact:
         console.print("sum over: " + "; ".join(str(c) for c in result.criteria))
     for m in result.measures.values():
-        if isinstance(m.details, RepairDetails) and m.details.per_block:
-            _print_repair(console, m, m.details)
-        cells = top_cells(m.details)
-        if cells:
-            how = "exact" if result.exact else "named privately, noisy rank order"
-            console.print(f"[bold]{m.title} top cells[/bold] ({how}):")
-            for i, cell in enumerate(cells, 1):
-                console.print(f"  {i:>2}. {cell.criterion}: {describe_cell(cell)}")
+        if m.details is not None:  # the details' own lines (repairs, top cells) or their field table
+            for line in hook(m.details, "rich_lines")(m):
+                console.print(line)
     reasons = sorted({reason for m in result.measures.values() for reason in m.release.reasons})
     for reason in reasons:
         console.print(f"[yellow]not DP:[/yellow] {reason}")
     for i, stage in enumerate(result.stages, 1):
         console.print(f"[dim]{i}. {stage}[/dim]")
-
-
-def _print_repair(console: Any, m: MeasureResult, details: RepairDetails) -> None:
-    """What the repair changes: the largest blocks, with their cell changes or kept groups."""
-    exact = "exact" if details.exact else f"bounds [{m.value:,.6g}, {details.upper:,.6g}]"
-    console.print(f"[bold]{m.title} ({details.semantics}) repair[/bold] — {exact} ({details.status_line()}); "
-                  "largest blocks:")
-    for block in sorted(details.per_block, key=lambda b: -b.upper)[:5]:
-        where = ", ".join(f"{k}={v}" for k, v in block.admissible.items())
-        bound = "" if block.exact else f" ({block.status}, ≤ {block.upper:,.6g})"
-        console.print(f"  {block.criterion}{' | ' + where if where else ''}: {block.value:,.6g}{bound}")
-        for change in (block.changes or ())[:4]:
-            cell = ", ".join(f"{k}={v}" for side in (change.protected, change.outcome) for k, v in side.items())
-            verb = "add" if change.change > 0 else "remove"
-            console.print(f"      {verb} {abs(change.change):,.1f} rows ({cell}): {change.count:,} → {change.repaired:,.1f}")
-        if block.deleted:
-            console.print("      delete groups: " + "; ".join(", ".join(f"{k}={v}" for k, v in g.items()) for g in block.deleted))
-        if block.target is not None and block.kept:
-            aligned = "; ".join(
-                ", ".join(f"{k}={v}" for k, v in t.items() if k != "count") + f": {t['count']:,.0f}" for t in block.target
-            )
-            console.print(f"      kept groups get the same outcome counts: {aligned}")

@@ -1,40 +1,19 @@
-"""Plain-text rendering of the typed results (what ``str(result)`` prints)."""
+"""Plain-text rendering of the typed results (what ``str(result)`` prints).
+
+A measure's details add their own lines (:meth:`dpaudit.details.Details.text_lines`; by default their
+field table), so a new measure shows up here without a change to this module."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from dpaudit.results import (
-    AuditResult,
-    NamedCell,
-    PrivateTopCellsDetails,
-    RepairDetails,
-    TopCell,
-    TopCellsDetails,
-    TVDDetails,
-)
+from dpaudit.details import describe_cell, hook, mi_baseline
+from dpaudit.results import AuditResult
 
 if TYPE_CHECKING:
     from dpaudit.mia.results import MiaReport
 
 __all__ = ["render_audit", "render_mia", "describe_cell"]
-
-
-def describe_cell(cell: TopCell | NamedCell) -> str:
-    """One line for a top cell: ``sex=Male, income=>50K | hours-per-week=40 (over-represented, MD …)``."""
-    parts = ", ".join(f"{k}={v}" for side in (cell.protected, cell.outcome) for k, v in side.items())
-    if cell.admissible:
-        parts += " | " + ", ".join(f"{k}={v}" for k, v in cell.admissible.items())
-    if isinstance(cell, TopCell):
-        parts += f" ({cell.sign}-represented, MD {cell.md:.4g}, {cell.count:,} rows vs {cell.expected:.1f} expected)"
-    return parts
-
-
-def top_cells(details: Any) -> tuple[TopCell | NamedCell, ...]:
-    """The top cells a measure's details hold (exact or privately named), or none."""
-    if isinstance(details, (TopCellsDetails, PrivateTopCellsDetails)):
-        return details.top_cells
-    return ()
 
 
 def render_audit(result: AuditResult) -> str:
@@ -53,14 +32,12 @@ def render_audit(result: AuditResult) -> str:
             f"{'yes' if r.dp else 'no'}"
         )
         if m.per_criterion is not None:
-            baseline = m.details.baseline if isinstance(m.details, TVDDetails) else (None,) * len(result.criteria)
+            baseline = mi_baseline(m.details) or (None,) * len(result.criteria)
             for c, v, b in zip(result.criteria, m.per_criterion, baseline):
                 extra = f"   MI = {b.mi_bits:.4g} bits" if b else ""
                 lines.append(f"      {str(c):<40} {v:.6g}{extra}")
-        for cell in top_cells(m.details):
-            lines.append(f"      top cell: {describe_cell(cell)}")
-        if isinstance(m.details, RepairDetails) and m.details.per_block:
-            lines.append(f"      repair ({m.details.semantics}): {m.details.status_line()}")
+        if m.details is not None:  # the details' own lines (top cells, repair status) or their field table
+            lines += hook(m.details, "text_lines")(m)
     reasons = sorted({reason for m in result.measures.values() for reason in m.release.reasons})
     if reasons:
         lines += ["", "  not DP because:"] + [f"    - {r}" for r in reasons]
@@ -75,8 +52,11 @@ def render_mia(report: MiaReport) -> str:
 
     o = report.options
     level = o["level"]
+    fpc = "on" if o["fpc"] else "off"
+    if o["fpc"] and "fpc_train_size_from" in o:
+        fpc += f" (1 − N/N+ with N = {o['fpc_train_size']:.6g}, the {o['fpc_train_size_from']})"
     head = (f"{o.get('attack', 'lira').upper()} evaluation — M = {report.n_models} models, N+ = {report.n_records:,} "
-            f"records, threshold {o['threshold']}, FPC {'on' if o['fpc'] else 'off'}")
+            f"records, threshold {o['threshold']}, FPC {fpc}")
     lines = [head, f"  {'α':>8} {'rule':<21} {'TPR':>9} {f'{level:.0%} CI':>21} {'real. FPR':>10} "
                    f"{f'ε ≥ ({level:.0%})':>9}"]
     for alpha, row in zip(report.alphas, report.rows):

@@ -4,9 +4,10 @@ For each mechanism dpaudit releases — the U_MI^TVD value, the U_TC value (doma
 cells), the U_TC top-cell names (report-noisy-max), the U_R value (ci, bag, set) and an audit that
 splits ε across two measures — the self-check
 
-1. builds **worst-case replace-one neighbours** D, D′ (same n, one tuple moved from one cell to
+1. takes **worst-case replace-one neighbours** D, D′ (same n, one tuple moved from one cell to
    another) from the sensitivity derivations of ``docs/privacy.md``, as close to the proven bound as
-   known (:func:`worst_case_pairs`);
+   known: each registered measure declares its own (``Measure.worst_cases``), so a new measure is
+   audited too (:func:`worst_case_pairs`);
 2. computes the exact values on both with the real measures and runs the **real** release — OpenDP's
    ``make_laplace`` / ``make_noisy_top_k``, unseeded, one measurement invoked repeatedly
    (:func:`dpaudit.privacy._mechanisms.laplace_draws`) — ``draws`` times on each;
@@ -40,8 +41,8 @@ import numpy as np
 
 from dpaudit._validation import seed_value, unit_interval, whole_number
 from dpaudit.selfcheck._bound import permute_and_flip_probabilities
-from dpaudit.selfcheck._checks import _laplace_check, _names_check, _split_checks
-from dpaudit.selfcheck._pairs import NeighbourPair, family_r, worst_case_pairs
+from dpaudit.selfcheck._checks import CHECKS, _split_checks
+from dpaudit.selfcheck._pairs import NeighbourPair, family_r, unaudited, worst_case_pairs, worst_cases
 from dpaudit.selfcheck._pairs import split_pair as split_pair
 from dpaudit.selfcheck._params import BROKEN_FACTOR, CI_DRAWS, EPSILON, FULL_DRAWS, MIN_DRAWS, SPLIT
 from dpaudit.selfcheck._results import CheckResult, SelfcheckReport
@@ -76,27 +77,23 @@ def selfcheck(draws: int | None = None, *, seed: int = 0, level: float = 0.95, f
                          minimum=MIN_DRAWS)
     seed = int(seed_value("seed", seed, allow_none=False))  # type: ignore[arg-type]
     level = unit_interval("level", level)
-    pairs = worst_case_pairs()
-    n_required = len(pairs) - 1 + 4  # every stand-alone release, and the split's three releases and the joint one
+    cases = worst_cases()
+    n_required = len(cases) + 4  # every stand-alone release, and the split's three releases and the joint one
     check_level = 1.0 - (1.0 - level) / n_required
     rng = np.random.default_rng(seed)
     checks: list[CheckResult] = []
     broken: list[CheckResult] = []
     composition: dict[str, Any] = {}
     for is_broken, into in ((False, checks), (True, broken)):
-        for name, pair in pairs.items():
-            if name == "split":
-                split_results, composition = _split_checks(draws, check_level, rng, is_broken)
-                into.extend(split_results)
-            elif name == "tc/names":
-                into.append(_names_check(pair, draws, check_level, rng, is_broken))
-            else:
-                into.append(_laplace_check(pair, draws, check_level, rng, is_broken))
+        for case in cases:
+            into.append(CHECKS[case.release](case, draws, check_level, rng, is_broken))
+        split_results, composition = _split_checks(draws, check_level, rng, is_broken)
+        into.extend(split_results)
     notes = (
         "exact loss: the largest privacy loss of the mechanism as run on the pair — no test can show more; "
         "ε lower bound ≤ exact loss ≤ claimed ε for a correct release",
         "U_TC without A reaches n·|ΔU_TC| = 5.96 of 6 on docs/privacy.md's A-empty family (m = 100): also tight",
-    )
+    ) + tuple(f"{name}: not audited, the measure declares no worst-case pair" for name in unaudited())
     return SelfcheckReport(tuple(checks), tuple(broken), composition, draws, level, check_level, full, seed,
                            time.perf_counter() - start, notes)
 

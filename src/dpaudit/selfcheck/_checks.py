@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from dpaudit.criteria import Criterion
-from dpaudit.measures import Repair, TopContribution
-from dpaudit.measures.contribution import MD_LINF_SENSITIVITY, marginal_differences
+from dpaudit.details import PrivateTopCellsDetails
+from dpaudit.measures import Repair, TopContribution, WorstCase
+from dpaudit.measures.contribution import K_ALL, MD_LINF_SENSITIVITY, marginal_differences
 from dpaudit.privacy._mechanisms import laplace_draws, noisy_top_k_draws
 from dpaudit.selfcheck._bound import (
     _audit,
@@ -21,8 +22,8 @@ from dpaudit.selfcheck._bound import (
     _Outcome,
     _selection_loss,
 )
-from dpaudit.selfcheck._pairs import NeighbourPair, _value_measure, split_pair
-from dpaudit.selfcheck._params import BROKEN_FACTOR, EPSILON, K_ALL, REQUIRED_EXCESS, SPLIT
+from dpaudit.selfcheck._pairs import NeighbourPair, split_pair
+from dpaudit.selfcheck._params import BROKEN_FACTOR, EPSILON, REQUIRED_EXCESS, SPLIT
 from dpaudit.selfcheck._results import CheckResult
 
 
@@ -39,8 +40,8 @@ def _result(name: str, release: str, pair: NeighbourPair, claimed: float, sensit
                        outcome.point, level, broken, required, passed, note)
 
 
-def _laplace_check(pair: NeighbourPair, draws: int, level: float, rng: np.random.Generator, broken: bool) -> CheckResult:
-    measure = _value_measure(pair.name)
+def _laplace_check(case: WorstCase, draws: int, level: float, rng: np.random.Generator, broken: bool) -> CheckResult:
+    pair, measure = case.pair, case.measure
     v0, v1 = measure.value(pair.before), measure.value(pair.after)
     sensitivity = measure.sensitivity([Criterion.parse(pair.criterion)], pair.n)
     change = abs(v1 - v0)
@@ -50,10 +51,11 @@ def _laplace_check(pair: NeighbourPair, draws: int, level: float, rng: np.random
     outcome = _audit(out0, out1, _identity, _describe_threshold, level, rng)
     return _result(pair.name, f"{measure.title} value (Laplace)", pair, EPSILON, sensitivity, change,
                    change / sensitivity, EPSILON * change / noise, draws, outcome, level, broken,
-                   _NOTES.get(pair.name, lambda r: "")(change * (pair.n if pair.name.startswith(("tvd", "tc")) else 1)))
+                   case.note(change, pair.n) if case.note else "")
 
 
-def _names_check(pair: NeighbourPair, draws: int, level: float, rng: np.random.Generator, broken: bool) -> CheckResult:
+def _names_check(case: WorstCase, draws: int, level: float, rng: np.random.Generator, broken: bool) -> CheckResult:
+    pair = case.pair
     s0, s1 = marginal_differences(pair.before).ravel(), marginal_differences(pair.after).ravel()
     sensitivity = MD_LINF_SENSITIVITY / pair.n  # what private_top_cells declares
     noise = sensitivity * (BROKEN_FACTOR if broken else 1.0)
@@ -63,26 +65,16 @@ def _names_check(pair: NeighbourPair, draws: int, level: float, rng: np.random.G
     exact = _selection_loss(s0, s1, scale)
     change = float(np.abs(s1 - s0).max())
     outcome = _audit_names(out0, out1, s0.size, level, rng)
-    note = (f"largest move of one cell's MD: {change * pair.n:.3f}/n of the declared 3/n, so report-noisy-max realises "
-            f"at most 2·(1/n)/scale = ε/3 here")
     return _result(pair.name, "U_TC top-cell name (report-noisy-max, k = 1)", pair, EPSILON, sensitivity, change,
-                   change / sensitivity, exact, draws, outcome, level, broken, note)
+                   change / sensitivity, exact, draws, outcome, level, broken,
+                   case.note(change, pair.n) if case.note else "")
 
 
-def _notes() -> dict[str, Callable[[float], str]]:
-    return {
-        "tvd": lambda c: (f"N·|ΔU| = {c:.3f} of the released 16 ({c / 16:.1%}); the proven supremum is 38/3 ≈ 12.667 "
-                          f"({c / (38 / 3):.1%} of it)"),
-        "tc/domain": lambda c: f"n·|ΔU_TC| = {c:.3f} of min(3k, 8) = 8 ({c / 8:.1%}): the bound is tight",
-        "tc/observed": lambda c: ("the emptied and the appearing cell move U_TC in opposite directions, so at most "
-                                  "one of the two 2·max(1/4, 1/n) terms is reachable: ≈ 50 % is the practical maximum"),
-        "repair/ci": lambda c: f"|ΔU_R| = {c:g} = the bound 2",
-        "repair/bag": lambda c: f"|ΔU_R| = {c:g} = the bound 2",
-        "repair/set": lambda c: f"|ΔU_R| = {c:g} = the bound 2",
-    }
-
-
-_NOTES = _notes()
+#: The check of each kind of release a measure's worst case names (:attr:`WorstCase.release`).
+CHECKS: dict[str, Callable[[WorstCase, int, float, np.random.Generator, bool], CheckResult]] = {
+    "value": _laplace_check,
+    "names": _names_check,
+}
 
 
 def _split_checks(draws: int, level: float, rng: np.random.Generator,
@@ -102,7 +94,9 @@ def _split_checks(draws: int, level: float, rng: np.random.Generator,
     budget = Budget(EPSILON)
     private = audit(df0, criterion, measures=measures, epsilon=EPSILON, schema=schema, split=dict(SPLIT), budget=budget)
     tc_value, repair = private["tc"].release, private["repair"].release
-    names = private["tc"].details.release  # type: ignore[union-attr]
+    private_names = private["tc"].details
+    assert isinstance(private_names, PrivateTopCellsDetails)  # U_TC names its cells on half of its share
+    names = private_names.release
     releases = {"tc value": float(tc_value.epsilon or 0.0), "tc names": float(names.epsilon),
                 "repair value": float(repair.epsilon or 0.0)}
     total = math.fsum(releases.values())

@@ -21,5 +21,3 @@ REQUIRED_EXCESS = 1.5
 #: the broken U_MI^TVD release is then never missed in 2,000 runs, against 1.8 % at the check level).
 #: It affects only which test is evaluated, never the validity of the bound.
 SELECTION_LEVEL = 1.0 - 1e-8
-#: U_TC's k in the value checks: larger than any table here, so U_TC sums every cell's MD.
-K_ALL = 10**6

@@ -1,0 +1,202 @@
+"""U_TC's details: the top cells with their exact evidence and the MD maps (exact mode), or the cells
+named by a private selection (DP mode); and how each report shows them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from dpaudit.details._base import Details, Labels, _plain_fields, _PlainRecord
+
+if TYPE_CHECKING:
+    from dpaudit.results import AuditResult, MeasureResult
+
+__all__ = ["TopCell", "NamedCell", "SelectionInfo", "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails",
+           "describe_cell"]
+
+
+@dataclass(frozen=True)
+class _Cell:
+    criterion: str
+    protected: Labels
+    outcome: Labels
+    admissible: Labels
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: dict(v) if isinstance(v, Mapping) else v for k, v in _plain_fields(self).items()}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Any:
+        return cls(**{f.name: doc[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class TopCell(_Cell):
+    """A cell that drives the unfairness (exact, curator-only): its MD, count and expected count."""
+
+    md: float = 0.0
+    count: int = 0
+    expected: float = 0.0
+    sign: str = "none"
+
+
+@dataclass(frozen=True)
+class NamedCell(_Cell):
+    """A cell named by a private selection; only its name and noisy rank are released."""
+
+    rank: int = 0
+
+
+def describe_cell(cell: TopCell | NamedCell) -> str:
+    """One line for a top cell: ``sex=Male, income=>50K | hours-per-week=40 (over-represented, MD …)``."""
+    parts = ", ".join(f"{k}={v}" for side in (cell.protected, cell.outcome) for k, v in side.items())
+    if cell.admissible:
+        parts += " | " + ", ".join(f"{k}={v}" for k, v in cell.admissible.items())
+    if isinstance(cell, TopCell):
+        parts += f" ({cell.sign}-represented, MD {cell.md:.4g}, {cell.count:,} rows vs {cell.expected:.1f} expected)"
+    return parts
+
+
+@dataclass(frozen=True)
+class SelectionInfo(_PlainRecord):
+    """How a private selection was made (report-noisy-top-k)."""
+
+    epsilon: float
+    mechanism: str
+    sensitivity_linf: float
+    scale: float
+    dp: bool
+
+
+@dataclass(frozen=True)
+class CellMDMap:
+    """MD(a, p, o) of every cell of one criterion (exact, curator-only): what a heat map draws.
+
+    ``blocks``, ``protected`` and ``outcome`` label the three axes of ``md`` (the values of the
+    admissible, protected and outcome columns; ``blocks`` is ``({},)`` without A). ``md`` is None
+    when the criterion has more than :data:`~dpaudit.measures.contribution.MAX_MAP_CELLS` cells
+    (``cells`` says how many): such a map is too large to store or to read.
+    """
+
+    criterion: str
+    blocks: tuple[Labels, ...]
+    protected: tuple[Labels, ...]
+    outcome: tuple[Labels, ...]
+    md: tuple[tuple[tuple[float, ...], ...], ...] | None
+    cells: int
+
+    def to_dict(self) -> dict[str, Any]:
+        md = None if self.md is None else [[list(row) for row in block] for block in self.md]
+        return {"criterion": self.criterion, "blocks": [dict(b) for b in self.blocks],
+                "protected": [dict(p) for p in self.protected], "outcome": [dict(o) for o in self.outcome],
+                "md": md, "cells": self.cells}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> CellMDMap:
+        md = doc.get("md")
+        return cls(doc["criterion"], tuple(doc["blocks"]), tuple(doc["protected"]), tuple(doc["outcome"]),
+                   None if md is None else tuple(tuple(tuple(float(v) for v in row) for row in block) for block in md),
+                   int(doc["cells"]))
+
+
+class _CellList(Details):
+    """What both U_TC details show in text and on the terminal: their cells, one line each."""
+
+    top_cells: tuple[TopCell | NamedCell, ...]
+    _how = ""
+
+    def text_lines(self, m: MeasureResult) -> list[str]:
+        return [f"      top cell: {describe_cell(cell)}" for cell in self.top_cells]
+
+    def rich_lines(self, m: MeasureResult) -> list[str]:
+        if not self.top_cells:
+            return []
+        return [f"[bold]{m.title} top cells[/bold] ({self._how}):"] + [
+            f"  {i:>2}. {cell.criterion}: {describe_cell(cell)}" for i, cell in enumerate(self.top_cells, 1)]
+
+
+@dataclass(frozen=True)
+class TopCellsDetails(_CellList):
+    """U_TC's curator view: the top cells with their exact evidence, and (``cell_md``, one map per
+    criterion) the MD of every cell. ``cell_md`` is None in documents written before it existed."""
+
+    top_cells: tuple[TopCell, ...]
+    cell_md: tuple[CellMDMap, ...] | None = None
+    _how = "exact"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"top_cells": [c.to_dict() for c in self.top_cells]}
+        if self.cell_md is not None:
+            out["cell_md"] = [m.to_dict() for m in self.cell_md]
+        return out
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> TopCellsDetails:
+        maps = doc.get("cell_md")
+        return cls(tuple(TopCell.from_dict(c) for c in doc["top_cells"]),
+                   None if maps is None else tuple(CellMDMap.from_dict(m) for m in maps))
+
+    def html(self, result: AuditResult, m: MeasureResult) -> str | None:
+        from dpaudit.report._html import note, table
+        from dpaudit.report._html_audit_figures import _heatmap, _labels
+
+        body = ("<p>The cells with the largest marginal difference MD(a,p,o), exact, largest first: “over” cells "
+                "hold more rows than independence predicts, “under” cells fewer. MD × n is that difference "
+                "in rows.</p>")
+        if self.top_cells:
+            rows = [[c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—",
+                     f"{c.sign}-represented" if c.sign in ("over", "under") else c.sign, c.count, c.expected, c.md]
+                    for c in self.top_cells]
+            body += table(["criterion", "protected", "outcome", "admissible", "over / under", "rows",
+                           "expected rows", "MD"], rows, numeric=[False] * 5 + [True] * 3)
+        else:
+            body += "<p>No cell departs from independence (or --name-cells 0 was given).</p>"
+        body += "<h3>MD(a, p, o) per block</h3>"
+        if self.cell_md is None:
+            body += note("This result holds no MD maps (it was saved by an older dpaudit); re-run the exact audit "
+                         "to draw them.")
+        else:
+            body += "".join(_heatmap(cmap, i, str(m.options.get("cells", "domain")))
+                            for i, cmap in enumerate(self.cell_md, 1))
+        return body
+
+
+@dataclass(frozen=True)
+class PrivateTopCellsDetails(_CellList):
+    """U_TC's private explanation: top cells named by report-noisy-top-k, and how."""
+
+    top_cells: tuple[NamedCell, ...]
+    release: SelectionInfo
+    _how = "named privately, noisy rank order"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"top_cells": [c.to_dict() for c in self.top_cells], "top_cells_release": self.release.to_dict()}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> PrivateTopCellsDetails:
+        return cls(tuple(NamedCell.from_dict(c) for c in doc["top_cells"]), SelectionInfo(**doc["top_cells_release"]))
+
+    @classmethod
+    def recognises(cls, doc: Mapping[str, Any]) -> bool:
+        return "top_cells_release" in doc
+
+    def explanation(self) -> tuple[str, float, str] | None:
+        return "naming the top cells", self.release.epsilon, self.release.mechanism
+
+    def html(self, result: AuditResult, m: MeasureResult) -> str | None:
+        from dpaudit.report._html import esc, fmt, note, table
+        from dpaudit.report._html_audit_figures import _labels
+
+        info = self.release
+        body = (f"<p>These cells were named privately by report-noisy-top-k ({esc(info.mechanism)}, "
+                f"ε = {esc(fmt(info.epsilon))}, scale {esc(fmt(info.scale))}), in noisy rank order: rank 1 is the "
+                "cell the noisy selection ranked first, not necessarily the largest. Only their names are "
+                "released; their MD values and row counts are not.</p>")
+        rows = [[c.rank, c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—"]
+                for c in self.top_cells]
+        body += table(["noisy rank", "criterion", "protected", "outcome", "admissible"], rows,
+                      numeric=[True, False, False, False, False])
+        body += note("No heat map in DP mode: MD(a,p,o) values are not released (they are exact statistics of the "
+                     "data). The data curator sees them with --exact.")
+        return body

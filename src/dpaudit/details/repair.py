@@ -1,0 +1,215 @@
+"""U_R's details: every non-empty block's repair (bounds, status, what it changes); and how each report
+shows them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dpaudit.details._base import Details, Labels, _plain_fields
+
+if TYPE_CHECKING:
+    from dpaudit.results import AuditResult, MeasureResult
+
+__all__ = ["REPAIR_STATUSES", "CellChange", "BlockRepairDetail", "RepairDetails"]
+
+#: The status of a U_R block's repair: the minimum is known, the method gives bounds that need not
+#: meet, or a solver's time limit left a gap.
+REPAIR_STATUSES = ("exact", "bounds", "timed out")
+_MAX_BLOCKS = 10  # HTML: the largest blocks shown per criterion (all of them are in the JSON)
+_MAX_CHANGES = 6  # HTML: the largest cell changes shown per block
+_TERMINAL_BLOCKS, _TERMINAL_CHANGES = 5, 4  # the terminal: the same, shorter
+
+
+@dataclass(frozen=True)
+class CellChange:
+    """How a ``ci`` repair changes one cell: from ``count`` rows to ``repaired`` (``change`` = the difference)."""
+
+    protected: Labels
+    outcome: Labels
+    count: int
+    repaired: float
+    change: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**_plain_fields(self), "protected": dict(self.protected), "outcome": dict(self.outcome)}
+
+
+@dataclass(frozen=True)
+class BlockRepairDetail:
+    """The repair of one block A = a: bounds, method, and what it changes.
+
+    ``ci`` repairs list ``changes``; ``bag``/``set`` repairs list the protected groups ``kept`` and
+    ``deleted`` and the outcome counts ``target`` every kept group is given. ``status`` is one of
+    :data:`REPAIR_STATUSES`: ``"exact"`` (the minimum is known), ``"bounds"`` (the method gives
+    bounds that need not meet) or ``"timed out"`` (a solver's time limit left a gap); a document
+    written before the field existed gets it from ``exact`` and ``method``.
+    """
+
+    criterion: str
+    admissible: Labels
+    value: float
+    lower: float
+    upper: float
+    exact: bool
+    method: str
+    changes: tuple[CellChange, ...] | None = None
+    kept: tuple[Labels, ...] | None = None
+    deleted: tuple[Labels, ...] | None = None
+    target: tuple[Labels, ...] | None = None
+    status: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.status:  # older documents: inexact bag/set blocks were always solver time-outs
+            status = "exact" if self.exact else "timed out" if "time limit" in self.method else "bounds"
+            object.__setattr__(self, "status", status)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k)
+               for k in ("criterion", "admissible", "value", "lower", "upper", "exact", "status", "method")}
+        out["admissible"] = dict(self.admissible)
+        if self.changes is not None:
+            out["changes"] = [c.to_dict() for c in self.changes]
+        for key in ("kept", "deleted", "target"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = [dict(v) for v in value]
+        return out
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> BlockRepairDetail:
+        def labels(key: str) -> tuple[Labels, ...] | None:
+            return None if doc.get(key) is None else tuple(doc[key])
+
+        changes = doc.get("changes")
+        return cls(doc["criterion"], doc["admissible"], doc["value"], doc["lower"], doc["upper"], doc["exact"],
+                   doc["method"], None if changes is None else tuple(CellChange(**c) for c in changes),
+                   labels("kept"), labels("deleted"), labels("target"), doc.get("status") or "")
+
+
+@dataclass(frozen=True)
+class RepairDetails(Details):
+    """U_R's curator view: every non-empty block's repair.
+
+    ``status`` sums up the blocks': ``"exact"`` when every block is, else ``"timed out"`` when a
+    solver's time limit left a gap in some block, else ``"bounds"``; :meth:`status_counts` counts them.
+    """
+
+    semantics: str
+    exact: bool
+    upper: float
+    per_block: tuple[BlockRepairDetail, ...]
+
+    @property
+    def status(self) -> str:
+        statuses = {b.status for b in self.per_block}
+        return ("exact" if self.exact and statuses <= {"exact"} else "timed out" if "timed out" in statuses
+                else "bounds")
+
+    def status_counts(self) -> dict[str, int]:
+        """How many blocks are exact, bounds, timed out (only the statuses that occur, in that order)."""
+        counts = {s: sum(b.status == s for b in self.per_block) for s in REPAIR_STATUSES}
+        return {s: n for s, n in counts.items() if n}
+
+    def status_line(self) -> str:
+        """E.g. ``"11 blocks: 9 exact, 2 timed out"``."""
+        n = len(self.per_block)
+        return f"{n} block{'s' if n != 1 else ''}: " + ", ".join(f"{v} {k}" for k, v in self.status_counts().items())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"semantics": self.semantics, "exact": self.exact, "status": self.status, "upper": self.upper,
+                "per_block": [b.to_dict() for b in self.per_block]}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> RepairDetails:
+        return cls(doc["semantics"], doc["exact"], doc["upper"],
+                   tuple(BlockRepairDetail.from_dict(b) for b in doc["per_block"]))
+
+    # -- reports --------------------------------------------------------------------------------------
+    def text_lines(self, m: MeasureResult) -> list[str]:
+        return [f"      repair ({self.semantics}): {self.status_line()}"] if self.per_block else []
+
+    def rich_lines(self, m: MeasureResult) -> list[str]:
+        """What the repair changes: the largest blocks, with their cell changes or kept groups."""
+        if not self.per_block:
+            return []
+        exact = "exact" if self.exact else f"bounds [{m.value:,.6g}, {self.upper:,.6g}]"
+        lines = [f"[bold]{m.title} ({self.semantics}) repair[/bold] — {exact} ({self.status_line()}); largest blocks:"]
+        for block in sorted(self.per_block, key=lambda b: -b.upper)[:_TERMINAL_BLOCKS]:
+            where = ", ".join(f"{k}={v}" for k, v in block.admissible.items())
+            bound = "" if block.exact else f" ({block.status}, ≤ {block.upper:,.6g})"
+            lines.append(f"  {block.criterion}{' | ' + where if where else ''}: {block.value:,.6g}{bound}")
+            for change in (block.changes or ())[:_TERMINAL_CHANGES]:
+                cell = ", ".join(f"{k}={v}" for side in (change.protected, change.outcome) for k, v in side.items())
+                verb = "add" if change.change > 0 else "remove"
+                lines.append(f"      {verb} {abs(change.change):,.1f} rows ({cell}): {change.count:,} → {change.repaired:,.1f}")
+            if block.deleted:
+                lines.append("      delete groups: "
+                             + "; ".join(", ".join(f"{k}={v}" for k, v in g.items()) for g in block.deleted))
+            if block.target is not None and block.kept:
+                aligned = "; ".join(", ".join(f"{k}={v}" for k, v in t.items() if k != "count") + f": {t['count']:,.0f}"
+                                    for t in block.target)
+                lines.append(f"      kept groups get the same outcome counts: {aligned}")
+        return lines
+
+    def html(self, result: AuditResult, m: MeasureResult) -> str | None:
+        """Per criterion, the largest blocks' repairs — which cells gain or lose rows."""
+        from dpaudit.report._html import esc, fmt, note, table
+        from dpaudit.report._html_audit_figures import _labels
+
+        body = f"<p>Semantics <code>{esc(self.semantics)}</code>. "
+        body += {"ci": "A repair adds or removes (fractional) rows so that P ⊥ O | A holds exactly; per block, the "
+                       "cells below change from their row count to the repaired count.",
+                 "bag": "A repair deletes whole protected groups and gives every kept group the same outcome counts.",
+                 "set": "A repair makes each block's distinct (p, o) pairs a product set."}.get(self.semantics, "")
+        body += " The total is the sum over the blocks.</p>"
+        body += f"<p>Block status: {esc(self.status_line())}.</p>"
+        if not self.exact:
+            why = ("A solver stopped at its time limit" if self.status == "timed out"
+                   else "Some blocks are solved with bounds that do not meet")
+            body += note(f"{why}: the value {fmt(m.value)} is a proven lower bound and "
+                         f"{fmt(self.upper)} an upper bound.", "warn")
+        for i, crit in enumerate(result.criteria):
+            blocks = [b for b in self.per_block if b.criterion == str(crit)]
+            total = m.per_criterion[i] if m.per_criterion is not None else math.fsum(b.value for b in blocks)
+            body += f"<h3>{esc(crit)}: {esc(fmt(total))} rows</h3>"
+            nonzero = sorted((b for b in blocks if b.upper > 0), key=lambda b: -b.upper)
+            if not nonzero:
+                body += "<p>Nothing to repair: the criterion holds.</p>"
+                continue
+            rows = [[_labels(b.admissible) or "(whole table)", b.value,
+                     "exact" if b.exact else f"{b.status}, ≤ {fmt(b.upper)}", _repair_text(b)]
+                    for b in nonzero[:_MAX_BLOCKS]]
+            body += table(["block A = a", "rows changed", "status", "what to change"], rows,
+                          numeric=[False, True, False, False])
+            rest = nonzero[_MAX_BLOCKS:]
+            if rest:
+                body += (f"<p>{len(rest)} smaller block{'s' if len(rest) != 1 else ''} with "
+                         f"{esc(fmt(math.fsum(b.value for b in rest)))} rows in all are not shown (the JSON lists "
+                         "every block).</p>")
+        return body
+
+
+def _repair_text(block: BlockRepairDetail) -> str:
+    """One block's repair in words: the cells that gain or lose rows, or the groups deleted and kept."""
+    from dpaudit.report._html import fmt
+    from dpaudit.report._html_audit_figures import _labels
+
+    parts = []
+    if block.changes:
+        changes = sorted(block.changes, key=lambda c: -abs(c.change))
+        for c in changes[:_MAX_CHANGES]:
+            verb = "add" if c.change > 0 else "delete"
+            cell = ", ".join(f"{k}={v}" for side in (c.protected, c.outcome) for k, v in side.items())
+            parts.append(f"{verb} {fmt(abs(c.change))} rows ({cell}): {fmt(c.count)} → {fmt(c.repaired)}")
+        if len(changes) > _MAX_CHANGES:
+            parts.append(f"and {len(changes) - _MAX_CHANGES} smaller changes")
+    if block.deleted:
+        parts.append("delete the groups " + "; ".join(_labels(g) for g in block.deleted))
+    if block.kept and block.target is not None:
+        counts = ", ".join(f"{_labels({k: v for k, v in t.items() if k != 'count'})}: {fmt(t.get('count'))}"
+                           for t in block.target)
+        parts.append(f"each kept group ({'; '.join(_labels(g) for g in block.kept)}) gets the outcome counts {counts}")
+    return "; ".join(parts) or block.method
