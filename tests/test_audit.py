@@ -220,3 +220,23 @@ def test_result_round_trips_through_json(frame, schema, epsilon):
     back = AuditResult.from_dict(doc)
     assert back.to_dict() == doc and str(back) == str(res)
     assert back["tc"].details == res["tc"].details and back["repair"].details == res["repair"].details
+
+
+@pytest.mark.parametrize("epsilon", [None, 2.0])
+def test_labels_that_read_like_numbers_survive_the_json_round_trip(epsilon):
+    """Categories spelled "nan", "inf", "-inf" stay text when a saved document is read back (the JSON
+    writes non-finite numbers as those strings; only numbers are restored)."""
+    from dpaudit.report.json import read_json, render_json
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"s": rng.choice(["nan", "inf", "M"], 400), "y": rng.choice(["-inf", "b"], 400),
+                          "a": rng.choice(["nan", "x"], 400)})
+    schema = Schema({"s": Categorical(["nan", "inf", "M"]), "y": Categorical(["-inf", "b"]),
+                     "a": Categorical(["nan", "x"])})
+    res = audit(frame, "s ⊥ y | a", schema=schema, measures=("tvd", "tc", "repair"), epsilon=epsilon, seed=1,
+                semantics="bag")
+    back = read_json(render_json(res))
+    assert back.to_dict() == res.to_dict() and str(back) == str(res)
+    labels = {v for cell in back["tc"].details.top_cells for side in (cell.protected, cell.outcome, cell.admissible)
+              for v in side.values()}
+    assert labels <= {"nan", "inf", "-inf", "M", "b", "x"} and all(isinstance(v, str) for v in labels)

@@ -51,10 +51,16 @@ def read_json(source: str | Path) -> Result:
     raise DataError("the JSON document is neither a fairness audit nor a membership-inference evaluation")
 
 
+#: Keys whose values are the data's own labels (cell labels of an audit: a category may be the text
+#: ``"nan"`` or ``"inf"``; a score set's metadata), read back verbatim: only numbers are restored.
+_VERBATIM = frozenset({"admissible", "protected", "outcome", "blocks", "kept", "deleted", "target", "scores"})
+
+
 def _restore_nonfinite(value: Any) -> Any:
-    """The strings ``"inf"``, ``"-inf"``, ``"nan"`` that :func:`render_json` writes, as floats again."""
+    """The strings ``"inf"``, ``"-inf"``, ``"nan"`` that :func:`render_json` writes for numbers, as
+    floats again — except under the keys of :data:`_VERBATIM`, where they are labels."""
     if isinstance(value, dict):
-        return {k: _restore_nonfinite(v) for k, v in value.items()}
+        return {k: v if k in _VERBATIM else _restore_nonfinite(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_restore_nonfinite(v) for v in value]
     if value in ("inf", "-inf", "nan"):
