@@ -187,6 +187,13 @@ def counting_spy(monkeypatch):
     ({"epsilon": 1.0, "budget": Budget(0.5)}, "asks for epsilon=1"),
     ({"seed": -3, "epsilon": 1.0}, "seed must be a non-negative integer or None"),
     ({"schema": 42}, "schema must be a Schema, 'infer' or None"),
+    ({"schema": None}, "no schema given"),
+    ({"epsilon": 1.0, "budget": "x"}, "budget must be a dpaudit Budget"),
+    ({"budget": Budget(1.0)}, "budget records the ε of DP releases: it needs epsilon"),
+    ({"engine": "nope"}, "engine must be one of duckdb, spark"),
+    ({"progress": 42}, "progress must be a callable"),
+    ({"measures": None}, "measures must be a measure name, a Measure, or a list of them"),
+    ({"measures": 42}, "measures must be a measure name, a Measure, or a list of them"),
 ])
 def test_every_option_is_refused_before_any_row_is_read(frame, schema, counting_spy, kwargs, message):
     options = {"schema": schema, **kwargs}
@@ -199,6 +206,53 @@ def test_bad_criteria_are_refused_before_any_row_is_read(frame, schema, counting
     with pytest.raises(DPAuditError, match="has no outcome attribute"):
         audit(frame, "sex ⊥ ", schema=schema)
     assert counting_spy == []
+
+
+@pytest.fixture
+def reading_spy(monkeypatch):
+    """Replace the step of count_tables that reads rows (and the copy into Spark) by a spy: the checks
+    count_tables makes on the criteria (columns present, declared, table size) come before it."""
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        raise AssertionError("rows were read (or copied into Spark) before the bad criterion was refused")
+
+    import sys
+
+    monkeypatch.setattr(sys.modules["dpaudit.counts"], "_tally", spy)
+    monkeypatch.setattr(sys.modules["dpaudit.audit"], "to_spark", spy)  # the module, not the function
+    return calls
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "spark"])
+@pytest.mark.parametrize("criterion, declared, message", [
+    ("sex ⊥ nope", None, "nope"),  # not a column of the data
+    ("sex ⊥ y", {"sex"}, "y"),  # a column the schema does not declare
+    ("sex ⊥ y | edu", None, "more than the limit of 3"),  # DPAUDIT_MAX_CELLS=3
+])
+def test_criteria_are_checked_before_any_row_is_read(frame, schema, reading_spy, monkeypatch, engine, criterion,
+                                                     declared, message):
+    if "limit" in message:
+        monkeypatch.setenv("DPAUDIT_MAX_CELLS", "3")
+    used = schema if declared is None else Schema({c: schema[c] for c in declared})
+    with pytest.raises(DPAuditError, match=message):
+        audit(frame, criterion, schema=used, engine=engine)
+    assert reading_spy == []
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"semantics": "ci"}, "semantics 'ci' has no tuple-level WCNF encoding"),
+    ({"semantics": "foo"}, "semantics must be one of ci, bag, set"),
+    ({"max_clauses": "x"}, "max_clauses must be an integer >= 1"),
+    ({"max_clauses": -1}, "max_clauses must be an integer >= 1"),
+])
+def test_wcnf_options_are_refused_before_any_row_is_read(frame, schema, counting_spy, kwargs, message, tmp_path):
+    from dpaudit.audit import repair_wcnf
+
+    with pytest.raises(DPAuditError, match=message):
+        repair_wcnf(frame, CRITERIA, schema=schema, path=str(tmp_path / "out.wcnf"), **kwargs)
+    assert counting_spy == [] and list(tmp_path.iterdir()) == []
 
 
 def test_measure_objects_and_names_agree(frame, schema):

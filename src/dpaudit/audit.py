@@ -19,9 +19,10 @@ from typing import Any
 from dpaudit._errors import DPAuditError, SchemaError
 from dpaudit._spark import check_engine, is_spark_frame, spark_errors, to_spark
 from dpaudit._validation import positive
-from dpaudit.counts import count_tables, infer_schema
+from dpaudit.counts import check_counting, count_tables, infer_schema, open_frame
 from dpaudit.criteria import CriterionLike, parse_criteria
 from dpaudit.measures import Measure, measure_from, option_fields, options_doc
+from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.privacy import Budget, exact_release, laplace_release
 from dpaudit.privacy._mechanisms import MIN_RELEASE_EPSILON, derive_seed
 from dpaudit.results import AuditResult, BudgetState, MeasureResult
@@ -231,6 +232,9 @@ def audit(
         ledger.check(epsilon, "audit of " + ", ".join(names))  # refuse before any release
     elif split is not None:
         raise DPAuditError("split shares ε between measures: it needs epsilon (a DP release)")
+    elif budget is not None:
+        raise DPAuditError("budget records the ε of DP releases: it needs epsilon (drop budget for an exact, "
+                           "non-private audit)")
     if not (isinstance(schema, Schema) or (isinstance(schema, str) and schema == "infer")):
         _resolve_schema(data, schema)  # no schema, or a wrong kind, is refused before the data are opened
     with _counted_by(engine, data) as spark_data:
@@ -337,6 +341,13 @@ def _on_engine(engine: str, data: Any, crits: Sequence[Any], schema: Schema | st
         return data
     from dpaudit._frames import _declared_kinds
 
+    if not is_spark_frame(data):  # the criteria against the data's columns before Spark starts or copies
+        frame, keep_alive = open_frame(data)  # lazy: a file's header only
+        try:
+            check_counting(crits, frame.columns, schema if isinstance(schema, Schema) else None)
+        finally:
+            if keep_alive is not None:
+                keep_alive.close()
     kinds = {}
     if isinstance(schema, Schema):
         needed = {c for crit in crits for c in crit.columns}
@@ -349,9 +360,9 @@ def repair_wcnf(
     criteria: CriterionLike | Iterable[CriterionLike],
     *,
     schema: Schema | str | None = None,
-    semantics: str = "bag",
+    semantics: str = DEFAULT_WCNF_SEMANTICS,
     path: str | None = None,
-    max_clauses: int = 50_000_000,
+    max_clauses: int = MAX_CLAUSES,
 ) -> str:
     """The paper's tuple-level weighted MaxSAT encoding of U_R, complete, as DIMACS WCNF text.
 
@@ -360,14 +371,14 @@ def repair_wcnf(
     exact value. Written to ``path`` too when given (atomically: a temporary file, then a rename).
     See :mod:`dpaudit.measures._wcnf` for the encoding; spec §2.3.
     """
-    from dpaudit._io import atomic_write_text
+    from dpaudit._io import atomic_write_text, check_writable
+    from dpaudit.measures._wcnf import check_wcnf_options
     from dpaudit.measures._wcnf import repair_wcnf as _encode
 
-    crits = parse_criteria(criteria)
+    crits = parse_criteria(criteria)  # every option before counting
+    semantics, max_clauses = check_wcnf_options(semantics, max_clauses)
     if path is not None:
-        from dpaudit._io import check_writable
-
-        check_writable(path)  # before counting
+        check_writable(path)
     tables = count_tables(data, crits, _resolve_schema(data, schema))
     text = _encode(tables, semantics, max_clauses=max_clauses)
     if path is not None:

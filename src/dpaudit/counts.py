@@ -158,6 +158,16 @@ def _refuse_huge_tables(criteria: Sequence[Criterion], schema: Schema) -> None:
             )
 
 
+def check_counting(criteria: Sequence[Criterion], columns: Sequence[str], schema: Schema | None) -> None:
+    """What :func:`count_tables` checks before it reads a row: every column of the criteria is among
+    the data's ``columns`` and declared by ``schema`` (when given), and no criterion's table would
+    exceed :func:`max_cells`."""
+    check_columns(criteria, columns)
+    if schema is not None:
+        schema.require(list(dict.fromkeys(c for crit in criteria for c in crit.columns)))
+        _refuse_huge_tables(criteria, schema)
+
+
 def _series(frame: Any, columns: Sequence[str]) -> dict[str, Any] | None:
     """Each of ``columns`` of an in-memory frame as a narwhals Series, fetched once (a pandas column
     lookup costs more than coding a small column); None for a lazy frame."""
@@ -231,9 +241,7 @@ def count_tables(data: Any, criteria: Sequence[Criterion], schema: Schema) -> li
     declared = Schema({c: schema[c] for c in needed if c in schema}) if isinstance(data, (str, Path)) else None
     frame, keep_alive = open_frame(data, declared)  # a file's columns are read as declared
     try:  # files are opened lazily: nothing before _tally reads a row
-        check_columns(criteria, frame.columns)
-        schema.require(needed)
-        _refuse_huge_tables(criteria, schema)
+        check_counting(criteria, frame.columns, schema)
         if not criteria:
             return []
         series = _series(frame, needed)

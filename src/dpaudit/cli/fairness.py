@@ -11,6 +11,7 @@ import typer
 from dpaudit._errors import DPAuditError
 from dpaudit.cli._app import app, fail, output_path, spinner, user_errors, write_json, wrote
 from dpaudit.measures import MEASURES, Repair, TopContribution
+from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 
 
 def _load_data(data: str, schema_file: Path | None, infer_schema: bool) -> tuple[Any, Any]:
@@ -207,15 +208,18 @@ def repair_wcnf_command(
     data: str = typer.Argument(..., help="A registered dataset name or a CSV/Parquet path."),
     criterion: list[str] = typer.Option(..., "-c", "--criterion", help="Criterion 'P ⊥ O | A'; repeatable."),
     out: Path = typer.Option(..., "--out", "-o", help="WCNF file to write."),
-    semantics: str = typer.Option("bag", "--semantics", help="bag or set (ci has no tuple-level encoding)."),
+    semantics: str = typer.Option(DEFAULT_WCNF_SEMANTICS, "--semantics",
+                                  help="bag or set (ci has no tuple-level encoding)."),
     schema: Path | None = typer.Option(None, "--schema", help="JSON file declaring the domains."),
     infer_schema: bool = typer.Option(False, "--infer-schema", help="Read domains off the data."),
-    max_clauses: int = typer.Option(50_000_000, "--max-clauses", help="Refuse larger formulas."),
+    max_clauses: int = typer.Option(MAX_CLAUSES, "--max-clauses", help="Refuse larger formulas."),
 ) -> None:
     """Write the paper's tuple-level weighted MaxSAT encoding of U_R (complete) for an external solver."""
     from dpaudit.audit import repair_wcnf
+    from dpaudit.measures._wcnf import check_wcnf_options
 
-    output_path(out)  # before counting
+    check_wcnf_options(semantics, max_clauses)  # before loading or counting
+    output_path(out)
     frame, resolved = _load_data(data, schema, infer_schema)
     text = repair_wcnf(frame, criterion, schema=resolved, semantics=semantics, path=str(out), max_clauses=max_clauses)
     header = next(line for line in text.splitlines() if line.startswith("p "))

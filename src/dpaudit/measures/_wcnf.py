@@ -42,24 +42,35 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DPAuditError
+from dpaudit._validation import one_of, whole_number
 
-__all__ = ["MAX_CLAUSES", "BlockFormula", "block_wcnf", "wcnf_text", "repair_wcnf"]
+__all__ = ["MAX_CLAUSES", "DEFAULT_WCNF_SEMANTICS", "BlockFormula", "block_wcnf", "wcnf_text", "repair_wcnf",
+           "check_wcnf_options"]
 
 #: Default cap on the number of clauses (hard plus soft) of an exported formula.
 MAX_CLAUSES = 50_000_000
+#: The semantics exported when none is named (``ci`` has no tuple-level encoding).
+DEFAULT_WCNF_SEMANTICS = "bag"
 
-_TUPLE_SEMANTICS = ("bag", "set")
 _CHUNK_CLAUSES = 1 << 18  # hard clauses generated (and formatted) per numpy chunk
 
 
-def _check_semantics(semantics: str) -> None:
+def _check_semantics(semantics: Any) -> str:
+    from dpaudit.measures.repair import SEMANTICS  # the one list of U_R's semantics
+
+    semantics = one_of("semantics", semantics, SEMANTICS)
     if semantics == "ci":
         raise DPAuditError(
             "semantics 'ci' has no tuple-level WCNF encoding: its repairs delete or insert fractional "
             "tuples; export semantics 'bag' or 'set' instead"
         )
-    if semantics not in _TUPLE_SEMANTICS:
-        raise DPAuditError(f"semantics must be 'bag' or 'set' for a WCNF export, got {semantics!r}")
+    return str(semantics)
+
+
+def check_wcnf_options(semantics: Any, max_clauses: Any) -> tuple[str, int]:
+    """The export's options, checked (before any row is read): ``semantics`` one of U_R's semantics
+    with a tuple-level encoding (``bag``, ``set``), ``max_clauses`` a positive integer."""
+    return _check_semantics(semantics), whole_number("max_clauses", max_clauses, minimum=1)
 
 
 @dataclass(frozen=True, eq=False)
