@@ -12,6 +12,7 @@ from dpaudit._errors import DPAuditError
 from dpaudit.cli._app import app, fail, output_path, spinner, user_errors, write_json, wrote
 from dpaudit.measures import MEASURES, Repair, TopContribution
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
+from dpaudit.measures.contribution import DEFAULT_NAME_CELLS
 
 
 def _load_data(data: str, schema_file: Path | None, infer_schema: bool) -> tuple[Any, Any]:
@@ -109,7 +110,7 @@ def fairness(
     cells: str | None = typer.Option(None, "--cells", help="U_TC: rank 'domain' cells (all declared) or "
                                         f"'observed' ones (default {TopContribution.cells})."),
     name_cells: int | None = typer.Option(
-        None, "--name-cells", help="U_TC: top cells to name (default 10; with --epsilon, named privately)."
+        None, "--name-cells", help=f"U_TC: top cells to name (default {DEFAULT_NAME_CELLS}; with --epsilon, named privately)."
     ),
     semantics: str | None = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
                                             f"(default {Repair.semantics})."),

@@ -62,6 +62,8 @@ CellMode = Literal["domain", "observed"]
 #: The defaults of every U_TC entry point (:func:`u_tc` and :class:`TopContribution`), in one place.
 DEFAULT_K = 500
 DEFAULT_CELLS: CellMode = "domain"
+#: Top cells named when name_cells is not given (exact mode; DP mode in domain mode).
+DEFAULT_NAME_CELLS = 10
 #: A k larger than any table of the worst-case pairs: U_TC then sums every cell's MD.
 K_ALL = 10**6
 
@@ -313,14 +315,15 @@ class TopContribution(Measure):
         return tc_sensitivity(n=n, k=self.k, conditional=conditional, cells=self.cells)
 
     def details(self, tables: Sequence[Any]) -> TopCellsDetails:
-        m = 10 if self.name_cells is None else self.name_cells
+        m = DEFAULT_NAME_CELLS if self.name_cells is None else self.name_cells
         return TopCellsDetails(top_cells_of_tables(tables, m, cells=self.cells), cell_md_maps(tables, cells=self.cells))
 
     @property
     def private_names(self) -> int:
-        """How many top cells a DP release names: 10 by default in domain mode, never in observed mode."""
+        """How many top cells a DP release names: :data:`DEFAULT_NAME_CELLS` by default in domain mode,
+        never in observed mode."""
         if self.name_cells is None:
-            return 10 if self.cells == "domain" else 0
+            return DEFAULT_NAME_CELLS if self.cells == "domain" else 0
         if self.name_cells and self.cells != "domain":
             raise DPAuditError(
                 "naming top cells privately needs cells='domain': in observed mode the candidate cells "

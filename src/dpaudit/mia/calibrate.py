@@ -20,21 +20,33 @@ pass :func:`fpc_factor` to :func:`dpaudit.mia.fits.loo_fits` to divide the varia
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from scipy import stats
 
 from dpaudit._errors import DPAuditError
-from dpaudit._validation import unit_interval
+from dpaudit._validation import number_array, one_of, unit_interval, whole_number
 from dpaudit.mia.designs import poisson_inclusion
 from dpaudit.mia.fits import LooFits, floored_sd, target_score
-from dpaudit.mia.scores import ScoreSet
+from dpaudit.mia.scores import ScoreSet, check_train_size
 
-__all__ = ["pp_transform", "fitted_sign", "threshold", "fpc_factor", "design_fpc"]
+__all__ = ["pp_transform", "fitted_sign", "threshold", "fpc_factor", "design_fpc", "Sign", "SIGNS", "DEFAULT_SIGN",
+           "ThresholdKind", "THRESHOLD_KINDS", "DEFAULT_THRESHOLD", "N_OUT_HINT"]
+
+#: sign(Δ) of the PP transform: from the leave-one-out fits (the MIA paper), or +1 (:func:`pp_transform`).
+Sign = Literal["fitted", "positive"]
+SIGNS: tuple[Sign, ...] = get_args(Sign)
+DEFAULT_SIGN: Sign = "fitted"
+#: The PP threshold: the Student-t predictive quantile or the normal one (:func:`threshold`).
+ThresholdKind = Literal["t", "normal"]
+THRESHOLD_KINDS: tuple[ThresholdKind, ...] = get_args(ThresholdKind)
+DEFAULT_THRESHOLD: ThresholdKind = "t"
+#: Why the Student-t threshold needs n_out ≥ 2 (the ``hint`` of its message).
+N_OUT_HINT = " (the Student-t threshold needs a sample sd: 2 OUT scores)"
 
 
-def pp_transform(score: Any, fits: LooFits, *, sign: Literal["fitted", "positive"] = "fitted") -> np.ndarray:
+def pp_transform(score: Any, fits: LooFits, *, sign: Sign = DEFAULT_SIGN) -> np.ndarray:
     """The PP transform ``f = sign(Δ) · (t − μ_out)/σ_out`` of every target score (spec §3a).
 
     Parameters
@@ -71,8 +83,7 @@ def pp_transform(score: Any, fits: LooFits, *, sign: Literal["fitted", "positive
     >>> pp_transform(np.array([[-3.0]]), f).item()
     2.0
     """
-    if sign not in ("fitted", "positive"):
-        raise DPAuditError(f"sign must be 'fitted' or 'positive', got {sign!r}")
+    sign = one_of("sign", sign, SIGNS)
     t = target_score(score, fits)
     z = np.subtract(t, fits.mu_out)
     z /= floored_sd(fits.sd_out)
@@ -95,7 +106,7 @@ def fitted_sign(z: np.ndarray, fits: LooFits) -> np.ndarray:
 def threshold(
     alpha: float,
     *,
-    kind: Literal["t", "normal"] = "t",
+    kind: ThresholdKind = DEFAULT_THRESHOLD,
     n_out: Any = None,
 ) -> Any:
     """Threshold on PP-transformed scores with false-positive rate α for every record (spec §3a).
@@ -128,19 +139,11 @@ def threshold(
     [7.7327, 1.6472]
     """
     alpha = unit_interval("alpha", alpha)
-    if kind == "normal":
+    if one_of("kind", kind, THRESHOLD_KINDS) == "normal":
         return float(stats.norm.isf(alpha))
-    if kind != "t":
-        raise DPAuditError(f"kind must be 't' or 'normal', got {kind!r}")
     if n_out is None:
         raise DPAuditError("kind='t' needs n_out, the number of OUT scores per fit (e.g. fits.n_out)")
-    n = np.asarray(n_out)
-    if n.dtype == np.bool_ or n.dtype.kind not in "iuf" or not np.all(np.floor(n) == n):
-        raise DPAuditError(f"n_out must be integer(s), got {n_out!r}")
-    if n.size and n.min() < 2:
-        raise DPAuditError(
-            f"n_out must be ≥ 2 for the Student-t threshold (a sample sd needs 2 scores), got {n.min()}"
-        )
+    n = number_array("n_out", n_out, integer=True, low=2, hint=N_OUT_HINT)
     # n_out takes few distinct values (M/2 − 1 and M/2 under efficient LiRA): evaluate each once. They
     # are integers in a short range (at most M), so a table over that range and one lookup replace
     # sorting every target's count (np.unique); each value is the same float either way.
@@ -178,14 +181,8 @@ def fpc_factor(train_size: int, pool_size: int) -> float:
     >>> fpc_factor(500, 1000)
     0.5
     """
-    for name, value in (("train_size", train_size), ("pool_size", pool_size)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise DPAuditError(f"{name} must be an integer, got {value!r}")
-    if not 0 < train_size < pool_size:
-        raise DPAuditError(
-            f"fpc_factor needs 0 < train_size < pool_size, got train_size={train_size}, pool_size={pool_size}"
-        )
-    return 1.0 - int(train_size) / int(pool_size)
+    pool_size = whole_number("pool_size", pool_size, minimum=2)
+    return 1.0 - check_train_size(train_size, pool_size) / pool_size
 
 
 def design_fpc(scores: ScoreSet) -> tuple[float, float, str]:

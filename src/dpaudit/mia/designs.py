@@ -11,10 +11,28 @@ from __future__ import annotations
 import numpy as np
 
 from dpaudit._errors import DPAuditError
-from dpaudit._validation import whole_number
+from dpaudit._validation import unit_interval, whole_number
 from dpaudit.mia.scores import MIN_FIT_MODELS, ScoreSet
 
-__all__ = ["keep_matrix", "poisson_keep", "poisson_inclusion"]
+__all__ = ["keep_matrix", "poisson_keep", "poisson_inclusion", "efficient_models", "EVEN_MODELS_HINT", "INCLUSION_HINT"]
+
+#: Why the efficient design needs an even M (the ``hint`` of the message of :func:`efficient_models`).
+EVEN_MODELS_HINT = " (every record IN in exactly half the models)"
+#: What the inclusion probability q is (the ``hint`` of its message).
+INCLUSION_HINT = " (train_size/pool_size)"
+
+
+def efficient_models(n_models: object, *, minimum: int = 2) -> int:
+    """M of the efficient design (:func:`keep_matrix`): an even integer ≥ ``minimum``.
+
+    Examples
+    --------
+    >>> efficient_models(7)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.DPAuditError: n_models must be an integer >= 2 and even (every record IN ...), got 7
+    """
+    return whole_number("n_models", n_models, minimum=minimum, even=True, hint=EVEN_MODELS_HINT)
 
 
 def keep_matrix(n_models: int, n_records: int, *, seed: int | np.random.Generator | None) -> np.ndarray:
@@ -46,12 +64,8 @@ def keep_matrix(n_models: int, n_records: int, *, seed: int | np.random.Generato
     >>> k.shape, k.sum(axis=0).tolist()
     ((4, 3), [2, 2, 2])
     """
-    n_models = whole_number("n_models", n_models, minimum=2)
+    n_models = efficient_models(n_models)
     n_records = whole_number("n_records", n_records, minimum=1)
-    if n_models % 2:
-        raise DPAuditError(
-            f"n_models must be even so every record is IN in exactly half the models, got {n_models}"
-        )
     noise = np.random.default_rng(seed).uniform(size=(n_models, n_records))
     return noise.argsort(axis=0) < n_models // 2
 
@@ -93,8 +107,7 @@ def poisson_keep(n_models: int, n_records: int, *, inclusion: float, seed: int |
 
     n_models = whole_number("n_models", n_models, minimum=2 * (MIN_FIT_MODELS + 1))
     n_records = whole_number("n_records", n_records, minimum=1)
-    if isinstance(inclusion, bool) or not isinstance(inclusion, (int, float, np.floating)) or not 0 < inclusion < 1:
-        raise DPAuditError(f"inclusion must be a probability in (0, 1) (train_size/pool_size), got {inclusion!r}")
+    inclusion = unit_interval("inclusion", inclusion, INCLUSION_HINT)
     least = MIN_FIT_MODELS + 1
     accept = stats.binom.cdf(n_models - least, n_models, inclusion) - stats.binom.cdf(least - 1, n_models, inclusion)
     if accept < 0.5:

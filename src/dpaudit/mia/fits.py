@@ -19,15 +19,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
+from dpaudit._validation import number, one_of, whole_number
 from dpaudit.mia.scores import check_score_keep
 
 __all__ = ["LooFits", "loo_fits", "LooFitter", "RecordMoments", "record_moments", "column_blocks", "check_fpc",
+           "fit_options", "Location", "Variance", "LOCATIONS", "VARIANCES", "DEFAULT_LOCATION", "DEFAULT_VARIANCE",
            "SD_FLOOR", "floored_sd", "target_score"]
+
+#: Location of a fit: the mean, or the median of the other models' scores (LiRA reference-code parity).
+Location = Literal["mean", "median"]
+#: Variance of a fit: each record's own, or the LiRA paper's pooled "fixed variance" (:func:`loo_fits`).
+Variance = Literal["per-record", "global"]
+LOCATIONS: tuple[Location, ...] = get_args(Location)
+VARIANCES: tuple[Variance, ...] = get_args(Variance)
+#: The defaults of every fit (:func:`loo_fits`, :class:`LooFitter`, the attacks' options).
+DEFAULT_LOCATION: Location = "mean"
+DEFAULT_VARIANCE: Variance = "per-record"
 
 
 #: Floor applied to fitted standard deviations inside the statistics and the PP transform.
@@ -75,8 +87,8 @@ class LooFits:
     sd_out: np.ndarray
     n_in: np.ndarray
     n_out: np.ndarray
-    location: str = "mean"
-    variance: str = "per-record"
+    location: Location = DEFAULT_LOCATION
+    variance: Variance = DEFAULT_VARIANCE
     ddof: int = 1
     fpc: float | None = None
 
@@ -177,21 +189,17 @@ class LooFitter:
     True
     """
 
-    def __init__(self, score: np.ndarray, keep: np.ndarray, *, location: str = "mean", variance: str = "per-record",
-                 ddof: int = 1, fpc: float | None = None, moments: RecordMoments | None = None) -> None:
-        if location not in ("mean", "median"):
-            raise DPAuditError(f"location must be 'mean' or 'median', got {location!r}")
-        if variance not in ("per-record", "global"):
-            raise DPAuditError(f"variance must be 'per-record' or 'global', got {variance!r}")
-        if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
-            raise DPAuditError(f"ddof must be a non-negative integer, got {ddof!r}")
+    def __init__(self, score: np.ndarray, keep: np.ndarray, *, location: Location = DEFAULT_LOCATION,
+                 variance: Variance = DEFAULT_VARIANCE, ddof: int = 1, fpc: float | None = None,
+                 moments: RecordMoments | None = None) -> None:
+        location, variance = fit_options(location, variance)
         self.score, self.keep = score, keep
-        self.location, self.variance, self.ddof = location, variance, int(ddof)
+        self.location, self.variance, self.ddof = location, variance, whole_number("ddof", ddof, minimum=0)
         self.fpc = None if fpc is None else check_fpc(fpc)
         self.moments = record_moments(score, keep) if moments is None else moments
         mom = self.moments
         if min(mom.n_in.min(), mom.n_out.min()) - 1 <= self.ddof:
-            raise DPAuditError(f"ddof = {ddof} needs more than {ddof} models in every leave-one-out fit")
+            raise DPAuditError(f"ddof = {self.ddof} needs more than {self.ddof} models in every leave-one-out fit")
         eps = np.finfo(np.float64).eps
         # per record and group: n, n − 1, n − ddof, the mean, SS and the downdate's rounding bound
         self._groups = {
@@ -263,8 +271,8 @@ def loo_fits(
     score: Any,
     keep: Any,
     *,
-    location: Literal["mean", "median"] = "mean",
-    variance: Literal["per-record", "global"] = "per-record",
+    location: Location = DEFAULT_LOCATION,
+    variance: Variance = DEFAULT_VARIANCE,
     ddof: int = 1,
     fpc: float | None = None,
 ) -> LooFits:
@@ -341,11 +349,18 @@ def loo_fits(
     return LooFits(**full, location=location, variance=variance, ddof=fitter.ddof, fpc=fitter.fpc)
 
 
+def fit_options(location: Any, variance: Any) -> tuple[Location, Variance]:
+    """``location`` and ``variance`` of the fits, each one of :data:`LOCATIONS` / :data:`VARIANCES`."""
+    return one_of("location", location, LOCATIONS), one_of("variance", variance, VARIANCES)
+
+
+#: Why the finite-population correction lies in (0, 1] (the ``hint`` of its message).
+FPC_HINT = " (1 − train_size/pool_size)"
+
+
 def check_fpc(fpc: Any) -> float:
     """``fpc`` as a float in (0, 1] (the finite-population correction ``1 − N/N+``), else DPAuditError."""
-    if isinstance(fpc, bool) or not isinstance(fpc, (int, float, np.floating)) or not 0 < fpc <= 1:
-        raise DPAuditError(f"fpc must be a number in (0, 1] (1 − train_size/pool_size), got {fpc!r}")
-    return float(fpc)
+    return number("fpc", fpc, low=0.0, low_open=True, high=1.0, hint=FPC_HINT)
 
 
 def _loo_median(score: np.ndarray, group: np.ndarray) -> np.ndarray:

@@ -59,11 +59,12 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit._errors import DataError
+from dpaudit._errors import DataError, DPAuditError
 from dpaudit._io import atomic_open, to_jsonable
 from dpaudit._validation import whole_number
 
-__all__ = ["ScoreSet", "check_score_keep", "MIN_FIT_MODELS", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["ScoreSet", "check_score_keep", "check_train_size", "MIN_FIT_MODELS", "FORMAT_NAME", "FORMAT_VERSION",
+           "TRAIN_SIZE_HINT"]
 
 #: Fewest models in any leave-one-out Gaussian fit (IN or OUT): a sample sd with ddof = 1 needs 2.
 MIN_FIT_MODELS = 2
@@ -147,9 +148,7 @@ class ScoreSet(ScoreShape):
                 f"pool_size = {pool_size} but score has {score.shape[1]} columns (one per pool record); "
                 "pass the number of pool records"
             )
-        train_size = whole_number("train_size", self.train_size, error=DataError)
-        if not 0 < train_size < pool_size:
-            raise DataError(f"train_size must satisfy 0 < train_size < pool_size = {pool_size}, got {train_size}")
+        train_size = check_train_size(self.train_size, pool_size, error=DataError)
         meta = _check_meta(self.meta)
         for name, value in (("score", score), ("keep", keep)):
             view = value.view()
@@ -255,6 +254,25 @@ class ScoreSet(ScoreShape):
 
 #: The largest score magnitude accepted: fits square scores, and (1e150)² is near float64's limit.
 MAX_ABS_SCORE = 1e150
+
+
+#: Why a training set is smaller than the pool (the ``hint`` of the message of :func:`check_train_size`).
+TRAIN_SIZE_HINT = " (fewer than the pool_size records, so that FPC = 1 − N/N+ > 0)"
+
+
+def check_train_size(train_size: Any, pool_size: int, *, error: type[DPAuditError] = DPAuditError) -> int:
+    """N, each model's training-set size, as an int with ``0 < N < N+`` (``pool_size``, already validated).
+
+    Examples
+    --------
+    >>> check_train_size(3, 6)
+    3
+    >>> check_train_size(6, 6)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.DPAuditError: train_size must be an integer >= 1 and <= 5 (fewer than ...), got 6
+    """
+    return whole_number("train_size", train_size, minimum=1, maximum=pool_size - 1, hint=TRAIN_SIZE_HINT, error=error)
 
 
 def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:

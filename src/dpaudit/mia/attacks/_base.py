@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit._validation import one_of
-from dpaudit.mia.fits import LooFits
+from dpaudit.mia.fits import DEFAULT_LOCATION, DEFAULT_VARIANCE, Location, LooFits, Variance, fit_options
 from dpaudit.mia.scores import ScoreSet
 
 __all__ = ["Attack"]
@@ -39,22 +38,23 @@ class Attack:
 
     Parameters
     ----------
-    location : {"mean", "median"}, default "mean"
+    location : {"mean", "median"}, default :data:`~dpaudit.mia.fits.DEFAULT_LOCATION`
         Location of the leave-one-out Gaussian fits of the signal.
-    variance : {"per-record", "global"}, default "per-record"
+    variance : {"per-record", "global"}, default :data:`~dpaudit.mia.fits.DEFAULT_VARIANCE`
         Per-record variances, or the LiRA paper's pooled "fixed variance".
     """
 
-    location: Literal["mean", "median"] = "mean"
-    variance: Literal["per-record", "global"] = "per-record"
+    location: Location = DEFAULT_LOCATION
+    variance: Variance = DEFAULT_VARIANCE
 
     name: ClassVar[str]
     title: ClassVar[str]
     reference: ClassVar[str]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "location", one_of("location", self.location, ("mean", "median")))
-        object.__setattr__(self, "variance", one_of("variance", self.variance, ("per-record", "global")))
+        location, variance = fit_options(self.location, self.variance)
+        object.__setattr__(self, "location", location)
+        object.__setattr__(self, "variance", variance)
 
     def signal(self, scores: ScoreSet) -> np.ndarray:
         """(M, N+) membership-agnostic signal of every target (higher = more likely member)."""

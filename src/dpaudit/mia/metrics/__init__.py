@@ -12,8 +12,16 @@
 * :mod:`~dpaudit.mia.metrics.epsilon` — ε lower bounds from a test's rates.
 """
 
+from dpaudit.mia.metrics._inputs import DEFAULT_LEVEL
 from dpaudit.mia.metrics.epsilon import EpsilonBound, epsilon_lower_bound, epsilon_lower_bound_ci
-from dpaudit.mia.metrics.intervals import Bootstrap, BootstrapCI, bootstrap_ci, clopper_pearson, percentile_interval
+from dpaudit.mia.metrics.intervals import (
+    DEFAULT_N_BOOT,
+    Bootstrap,
+    BootstrapCI,
+    bootstrap_ci,
+    clopper_pearson,
+    percentile_interval,
+)
 from dpaudit.mia.metrics.roc import (
     Roc,
     RocPoint,
@@ -28,4 +36,5 @@ from dpaudit.mia.metrics.roc import (
 
 __all__ = ["Roc", "RocPoint", "roc_curve", "point_at_fpr", "point_at_threshold", "tpr_at_fpr", "auc",
            "rates_at_threshold", "per_record_rates", "clopper_pearson", "Bootstrap", "BootstrapCI", "bootstrap_ci",
-           "percentile_interval", "EpsilonBound", "epsilon_lower_bound", "epsilon_lower_bound_ci"]
+           "percentile_interval", "EpsilonBound", "epsilon_lower_bound", "epsilon_lower_bound_ci", "DEFAULT_LEVEL",
+           "DEFAULT_N_BOOT"]

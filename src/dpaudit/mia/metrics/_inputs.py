@@ -5,10 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
-from dpaudit._validation import unit_interval
+from dpaudit._validation import number_array, unit_interval
 
 __all__ = ["as_scores", "as_bool", "check_same_shape", "pooled_classes", "score_matrix", "check_level", "check_counts",
-           "scalar_or_array"]
+           "scalar_or_array", "DEFAULT_LEVEL"]
+
+#: Level of every interval and ε bound unless the caller asks for another.
+DEFAULT_LEVEL = 0.95
 
 
 def as_scores(scores: object, name: str) -> np.ndarray:
@@ -70,19 +73,17 @@ def score_matrix(score: object, keep: object) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_level(level: float) -> float:
-    return unit_interval("level", level, " (e.g. 0.95)")
+    return unit_interval("level", level, f" (e.g. {DEFAULT_LEVEL:g})")
 
 
 def check_counts(k: object, n: object, kname: str, nname: str) -> tuple[np.ndarray, np.ndarray]:
-    k_arr, n_arr = np.asarray(k), np.asarray(n)
-    for arr, name in ((k_arr, kname), (n_arr, nname)):
-        if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and not np.all(arr == np.round(arr))):
-            raise DPAuditError(f"{name} must be whole numbers (counts), got {arr!r}")
-    k_arr, n_arr = np.broadcast_arrays(k_arr.astype(np.int64), n_arr.astype(np.int64))
-    if (n_arr < 1).any():
-        raise DPAuditError(f"{nname} must be at least 1 trial, got {n_arr.min()}")
-    if ((k_arr < 0) | (k_arr > n_arr)).any():
-        raise DPAuditError(f"{kname} must satisfy 0 <= {kname} <= {nname}, got {kname}={k_arr!r}, {nname}={n_arr!r}")
+    """Successes ``k`` among ``n`` trials as int64 arrays of one shape: whole numbers, n ≥ 1, 0 ≤ k ≤ n."""
+    k_arr = number_array(kname, k, integer=True, low=0).astype(np.int64)
+    n_arr = number_array(nname, n, integer=True, low=1).astype(np.int64)
+    k_arr, n_arr = np.broadcast_arrays(k_arr, n_arr)
+    if (k_arr > n_arr).any():
+        raise DPAuditError(f"{kname} must be at most {nname} (successes among trials), got {kname}={k_arr!r}, "
+                           f"{nname}={n_arr!r}")
     return k_arr, n_arr
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from dpaudit._errors import DPAuditError
+from dpaudit._validation import some_of
 from dpaudit.mia.fits import column_blocks
 from dpaudit.mia.metrics.pooled import PooledScores
 from dpaudit.mia.metrics.rechosen import _RECHOSEN_ROWS, RechosenThreshold
@@ -31,10 +31,7 @@ _AXES = ("models", "records")
 
 
 def _axes(over: str | Sequence[str]) -> tuple[str, ...]:
-    axes = (over,) if isinstance(over, str) else tuple(over)
-    if not axes or any(ax not in _AXES for ax in axes) or len(set(axes)) != len(axes):
-        raise DPAuditError(f"over must name 'models', 'records' or both, got {over!r}")
-    return tuple(ax for ax in _AXES if ax in axes)
+    return some_of("over", over, _AXES)
 
 
 #: Bytes of record weights per replicate block: the bootstrap holds one block of replicates at a time.

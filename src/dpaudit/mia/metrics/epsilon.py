@@ -7,11 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit._arrays import as_list
-from dpaudit._errors import DPAuditError
-from dpaudit.mia.metrics._inputs import check_counts, check_level, scalar_or_array
+from dpaudit._validation import number, number_array
+from dpaudit.mia.metrics._inputs import DEFAULT_LEVEL, check_counts, check_level, scalar_or_array
 from dpaudit.mia.metrics.intervals import clopper_pearson
 
-__all__ = ["EpsilonBound", "epsilon_lower_bound", "epsilon_lower_bound_ci"]
+__all__ = ["EpsilonBound", "epsilon_lower_bound", "epsilon_lower_bound_ci", "check_delta", "DELTA_HINT"]
+
+#: What δ usually is (the ``hint`` of its message).
+DELTA_HINT = " (usually well below 1/n)"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -19,24 +22,9 @@ __all__ = ["EpsilonBound", "epsilon_lower_bound", "epsilon_lower_bound_ci"]
 # --------------------------------------------------------------------------------------------------
 
 
-def _check_rate(x: object, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise DPAuditError(f"{name} must be a rate in [0, 1], got {x!r}") from None
-    if np.isnan(arr).any() or (arr < 0).any() or (arr > 1).any():
-        raise DPAuditError(f"{name} must be a rate in [0, 1], got {x!r}")
-    return arr
-
-
-def _check_delta(delta: object) -> float:
-    try:
-        d = float(delta)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise DPAuditError(f"delta must be a number in [0, 1), got {delta!r}") from None
-    if not 0.0 <= d < 1.0:
-        raise DPAuditError(f"delta must be in [0, 1) (usually well below 1/n), got {delta!r}")
-    return d
+def check_delta(delta: object) -> float:
+    """δ of an (ε, δ) bound as a float in [0, 1)."""
+    return number("delta", delta, low=0.0, high=1.0, high_open=True, hint=DELTA_HINT)
 
 
 def epsilon_lower_bound(tpr: object, fpr: object, *, delta: float = 0.0) -> float | np.ndarray:
@@ -64,9 +52,9 @@ def epsilon_lower_bound(tpr: object, fpr: object, *, delta: float = 0.0) -> floa
     >>> epsilon_lower_bound([0.1, 0.3, 0.2], [0.2, 0.0, 0.0], delta=0.2)
     array([ 0., inf,  0.])
     """
-    d = _check_delta(delta)
-    t = _check_rate(tpr, "tpr")
-    f = _check_rate(fpr, "fpr")
+    d = check_delta(delta)
+    t = number_array("tpr", tpr, low=0.0, high=1.0)
+    f = number_array("fpr", fpr, low=0.0, high=1.0)
     t, f = np.broadcast_arrays(t, f)
     excess = t - d
     informative = excess > f  # implies excess > 0
@@ -125,7 +113,7 @@ def epsilon_lower_bound_ci(
     n_neg: object,
     *,
     delta: float = 0.0,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
 ) -> EpsilonBound:
     """Conservative ε lower bound from true/false-positive counts (Clopper–Pearson).
 
@@ -165,7 +153,7 @@ def epsilon_lower_bound_ci(
     (inf, 4.846)
     """
     level = check_level(level)
-    d = _check_delta(delta)
+    d = check_delta(delta)
     k_tp_a, n_pos_a = check_counts(k_tp, n_pos, "k_tp", "n_pos")
     k_fp_a, n_neg_a = check_counts(k_fp, n_neg, "k_fp", "n_neg")
     tpr_lo, _ = clopper_pearson(k_tp_a, n_pos_a, level=level)

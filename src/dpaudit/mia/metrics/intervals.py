@@ -17,17 +17,20 @@ from scipy import stats
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import whole_number
-from dpaudit.mia.metrics._inputs import check_counts, check_level, scalar_or_array, score_matrix
-from dpaudit.mia.metrics.bootstrap import Bootstrap, _axes
+from dpaudit.mia.metrics._inputs import DEFAULT_LEVEL, check_counts, check_level, scalar_or_array, score_matrix
+from dpaudit.mia.metrics.bootstrap import _AXES, Bootstrap, _axes
 from dpaudit.mia.metrics.rechosen import RechosenThreshold
 from dpaudit.mia.metrics.replicates import ReplicateBlock, TargetEntries, TargetSets
 
 __all__ = ["clopper_pearson", "Bootstrap", "ReplicateBlock", "TargetSets", "TargetEntries", "RechosenThreshold",
-           "BootstrapCI",
-           "bootstrap_ci", "percentile_interval"]
+           "BootstrapCI", "bootstrap_ci", "percentile_interval", "DEFAULT_N_BOOT"]
+
+#: Bootstrap replicates unless the caller asks for another number (:func:`bootstrap_ci`,
+#: :func:`dpaudit.mia.evaluate.evaluate`, ``dpaudit mia evaluate --n-boot``).
+DEFAULT_N_BOOT = 200
 
 
-def clopper_pearson(k: object, n: object, *, level: float = 0.95) -> tuple[float | np.ndarray, float | np.ndarray]:
+def clopper_pearson(k: object, n: object, *, level: float = DEFAULT_LEVEL) -> tuple[float | np.ndarray, float | np.ndarray]:
     """Exact two-sided Clopper–Pearson interval for a binomial proportion k/n; vectorised.
 
     ``lower = Beta⁻¹(a/2; k, n − k + 1)``, ``upper = Beta⁻¹(1 − a/2; k + 1, n − k)`` with
@@ -132,10 +135,10 @@ def bootstrap_ci(
     score: object,
     keep: object,
     *,
-    n_boot: int = 200,
-    level: float = 0.95,
+    n_boot: int = DEFAULT_N_BOOT,
+    level: float = DEFAULT_LEVEL,
     seed: int | np.random.Generator | None = 0,
-    over: str | Sequence[str] = ("models", "records"),
+    over: str | Sequence[str] = _AXES,
 ) -> BootstrapCI:
     """Percentile bootstrap CI of ``stat_fn(score, keep)``, resampling models and/or records.
 

@@ -33,12 +33,16 @@ import numpy as np
 
 from dpaudit._arrays import as_list, frozen
 from dpaudit._errors import DPAuditError
+from dpaudit._validation import number_array
 from dpaudit.mia.metrics._inputs import pooled_classes
 from dpaudit.mia.metrics.pooled import PooledScores, mann_whitney_auc
 from dpaudit.mia.metrics.record_rates import per_record_rates
 
 __all__ = ["Roc", "RocPoint", "roc_curve", "point_at_fpr", "point_at_threshold", "tpr_at_fpr", "auc",
-           "rates_at_threshold", "per_record_rates", "PooledScores", "mann_whitney_auc"]
+           "rates_at_threshold", "per_record_rates", "PooledScores", "mann_whitney_auc", "FPR_HINT"]
+
+#: What ``alpha`` is (the ``hint`` of its message).
+FPR_HINT = " (a false-positive rate)"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -248,9 +252,7 @@ def point_at_fpr(roc: Roc, alpha: object, *, strict: bool = False) -> RocPoint:
     (1.0, 0.5, 2.0)
     """
     roc = _check_roc(roc)
-    a = np.asarray(alpha, dtype=float)
-    if np.isnan(a).any() or (a < 0).any() or (a > 1).any():
-        raise DPAuditError(f"alpha must be a false-positive rate in [0, 1], got {alpha!r}")
+    a = number_array("alpha", alpha, low=0.0, high=1.0, hint=FPR_HINT)
     if strict and (a == 0).any():
         raise DPAuditError("alpha = 0 with strict=True asks for an FPR below 0, which no threshold has; use alpha > 0")
     # fpr is non-decreasing: the last index with fpr <= a (side="right") or fpr < a (side="left").

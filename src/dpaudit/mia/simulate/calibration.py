@@ -16,10 +16,9 @@ import numpy as np
 from scipy import stats
 
 from dpaudit._arrays import frozen
-from dpaudit._errors import DPAuditError
 from dpaudit._io import to_jsonable
-from dpaudit._validation import number, seed_value, unit_interval, whole_number
-from dpaudit.mia.designs import keep_matrix
+from dpaudit._validation import number, number_array, one_of, seed_value, unit_interval, whole_number
+from dpaudit.mia.designs import efficient_models, keep_matrix
 from dpaudit.mia.scores import ScoreSet, ScoreShape
 from dpaudit.mia.simulate._summary import summary
 
@@ -169,9 +168,8 @@ class SimulatedScores(ScoreShape):
         True
         """
         alpha = unit_interval("alpha", alpha, " (a target FPR)")
-        n = np.broadcast_to(np.asarray(n_out if n_out is not None else -1), self.mu_in.shape).astype(np.int64)
-        if (n < 2).any():
-            raise DPAuditError(f"n_out must be an integer >= 2 per record, got {n_out!r}")
+        test = one_of("test", test, ("t", "conformal"))
+        n = np.broadcast_to(number_array("n_out", n_out, integer=True, low=2), self.mu_in.shape).astype(np.int64)
         r = self.sd_in / self.sd_out
         d = self.delta / self.sd_out
         if test == "t":
@@ -179,8 +177,6 @@ class SimulatedScores(ScoreShape):
 
             scale = np.sqrt(r**2 + 1.0 / n)
             return stats.nct.sf(threshold(alpha, kind="t", n_out=n) / scale, n - 1, d / scale)
-        if test != "conformal":
-            raise DPAuditError(f"test must be 't' or 'conformal', got {test!r}")
         budget = alpha * (n + 1) * (1 + 1e-12)
         k = np.floor(budget)
         frac = budget - k
@@ -310,11 +306,7 @@ def gaussian_scores(
     >>> sim.keep.sum(axis=0).tolist() == [8] * 10
     True
     """
-    n_models = whole_number("n_models", n_models, minimum=2)
-    if n_models % 2:
-        raise DPAuditError(
-            f"n_models must be even (every record is IN in exactly n_models/2 models), got {n_models}"
-        )
+    n_models = efficient_models(n_models)
     n_records = whole_number("n_records", n_records, minimum=2)
     seed = seed_value("seed", seed)
     params = {

@@ -18,7 +18,8 @@ from dpaudit._arrays import frozen
 from dpaudit._errors import DPAuditError
 from dpaudit._io import to_jsonable
 from dpaudit._validation import number, one_of, seed_value, whole_number
-from dpaudit.mia.designs import keep_matrix
+from dpaudit.mia.designs import efficient_models, keep_matrix
+from dpaudit.mia.scores import check_train_size
 from dpaudit.mia.simulate._summary import summary
 
 __all__ = ["FpcResult", "fpc_simulation"]
@@ -270,12 +271,7 @@ def fpc_simulation(
     True
     """
     pool_size = whole_number("pool_size", pool_size, minimum=3)
-    train_size = whole_number("train_size", train_size, minimum=1)
-    if train_size >= pool_size:
-        raise DPAuditError(
-            f"train_size must be smaller than pool_size (FPC = 1 − N/N+ must be > 0), got "
-            f"train_size={train_size}, pool_size={pool_size}"
-        )
+    train_size = check_train_size(train_size, pool_size)
     n_models = whole_number("n_models", n_models, minimum=2)
     n_repeats = whole_number("n_repeats", n_repeats, minimum=1)
     dim = whole_number("dim", dim, minimum=1)
@@ -290,11 +286,7 @@ def fpc_simulation(
                 f"train_size must be pool_size/2 = {pool_size / 2:g}, got train_size={train_size}: "
                 f"change train_size or use design='subsets'"
             )
-        if n_models % 2 or n_models < 4:
-            raise DPAuditError(
-                f"design='efficient' needs an even n_models >= 4 (every record IN in n_models/2 "
-                f"models and OUT in at least 2, for a per-record sd), got {n_models}"
-            )
+        efficient_models(n_models, minimum=4)  # OUT in at least 2 models, for a per-record sd
 
     fpc = 1.0 - train_size / pool_size
     sigma_ana = math.sqrt(1.0 / train_size + noise_sd**2)

@@ -34,7 +34,8 @@ import numpy as np
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._io import check_writable
 from dpaudit._validation import one_of, seed_value, whole_number
-from dpaudit.mia.designs import keep_matrix, poisson_keep
+from dpaudit.mia.designs import efficient_models, keep_matrix, poisson_keep
+from dpaudit.mia.scores import check_train_size
 from dpaudit.mia.train.backends import BACKENDS, check_backend, check_workers, dask_client, dask_runner, local_runner
 from dpaudit.mia.train.data import from_file, registered
 from dpaudit.mia.train.models import MODELS, binary_logit, make_pipeline, model_seed, resolve_model
@@ -238,20 +239,17 @@ def train_run(
     if data is not None and dataset is not None:
         raise DPAuditError("give either a registered dataset or a data file, not both")
     model, model_params = resolve_model(model)
-    n_models = whole_number("n_models", n_models, minimum=6)
-    pool_size = whole_number("pool_size", pool_size, minimum=4)
     design = one_of("design", design, DESIGNS)
+    n_models = (efficient_models(n_models, minimum=6) if design == "efficient"
+                else whole_number("n_models", n_models, minimum=6))
+    pool_size = whole_number("pool_size", pool_size, minimum=4)
     if design == "efficient":
-        if n_models % 2:
-            raise DPAuditError(f"n_models must be even (every record IN in exactly M/2 models), got {n_models}")
         if train_size is not None and train_size != pool_size // 2:
             raise DPAuditError(
                 f"train_size must be pool_size // 2 = {pool_size // 2} under the efficient design (each model trains "
                 f"on half the pool on average), got {train_size!r}; use design 'poisson' (--design poisson) for "
                 "another training-set size")
-    train_size = pool_size // 2 if train_size is None else whole_number("train_size", train_size, minimum=1)
-    if not train_size < pool_size:
-        raise DPAuditError(f"train_size must be smaller than pool_size = {pool_size}, got {train_size}")
+    train_size = pool_size // 2 if train_size is None else check_train_size(train_size, pool_size)
     seed = int(seed_value("seed", seed, allow_none=False))  # type: ignore[arg-type]
     backend, scheduler, n_jobs = check_backend(backend, scheduler, n_jobs)
     trainer = one_of("trainer", trainer, TRAINERS)
