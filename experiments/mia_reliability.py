@@ -13,14 +13,20 @@ For each dataset, M_max models are trained ONCE into a cache directory outside t
 first M of them. In a sub-matrix of the first M models a record can be IN (or OUT) in fewer than 3
 models; such records are dropped (counted in the output), because the leave-one-out fits need ≥ 2.
 
+Every configuration is evaluated on the scores as trained and on their null (membership permuted
+within each record), where a valid rule reports TPR = its realised FPR and no ε > 0.
+
 Outputs (``--out``, default ``docs/results``; ``--quick`` defaults to ``docs/results/quick``):
-``mia_reliability.csv``, ``mia_reliability.md``, ``mia_reliability.json`` (full reports),
-``mia_tpr_vs_M_<dataset>.png`` and ``mia_fpr_vs_M_<dataset>.png``.
+``mia_reliability.json`` (config, timing, every report on the scores and on the null), and rendered
+from it alone by ``mia_reliability_page.py``: ``mia_reliability.csv`` and ``mia_reliability.md``
+(``--page-only`` re-renders these two from the saved JSON); ``mia_tpr_vs_M_<dataset>.png`` and
+``mia_fpr_vs_M_<dataset>.png`` (``--replot`` redraws them from the CSV).
 
 Usage::
 
-    DPAUDIT_DATA=/path/to/datasets python experiments/mia_reliability.py            # full (~10 min, 2 cores)
+    DPAUDIT_DATA=/path/to/datasets python experiments/mia_reliability.py            # full (~3 min, 2 cores, models cached)
     python experiments/mia_reliability.py --quick --out /tmp/mia_quick              # smoke run (<1 min)
+    python experiments/mia_reliability.py --page-only --out docs/results/hgb        # re-render CSV and page
 """
 
 from __future__ import annotations
@@ -34,9 +40,14 @@ from pathlib import Path
 
 import numpy as np
 
-from dpaudit.mia.evaluate import RULE_NAMES, RULES, evaluate
+from dpaudit._errors import DataError
+from dpaudit._io import atomic_write_text
+from dpaudit.mia.evaluate import RULE_NAMES, evaluate
 from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.train import load_run, train_run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the page module beside this script
+import mia_reliability_page as page
 
 RULE_LABEL = dict(RULE_NAMES)
 RULE_COLOR = {"naive": "tab:red", "pp_normal": "tab:orange", "pp_t": "tab:blue", "pp_rank": "tab:cyan",
@@ -45,16 +56,6 @@ RULE_MARKER = {"naive": "o", "pp_normal": "s", "pp_t": "^", "pp_rank": "v", "per
                "per_record_parametric": "P"}
 #: Rules drawn in the figures: PP-rank equals the empirical per-record estimate under the efficient design.
 PLOTTED = ("naive", "pp_normal", "pp_t", "per_record_empirical", "per_record_parametric")
-
-CSV_FIELDS = [
-    "dataset", "model", "M", "n_records", "n_dropped", "fpc", "alpha",
-    *(f"{rule}_{what}" for rule in RULES for what in ("tpr", "ci_lo", "ci_hi", "fpr", "epsilon_lb", "null_tpr",
-                                                       "null_fpr", "null_epsilon_lb")),
-    "t_threshold_fpr_loo", "null_t_threshold_fpr_loo",
-    "naive_per_record_fpr_max", "naive_per_record_share_above_alpha", "binomial_share_above_alpha",
-    "auc_naive", "share_non_normal", "min_n_out", "eval_seconds",
-]
-
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -79,6 +80,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", default=None, help="output folder (default docs/results; quick: docs/results/quick)")
     p.add_argument("--replot", action="store_true",
                    help="only redraw the figures from the mia_reliability.csv already in --out (no training or evaluation)")
+    p.add_argument("--page-only", action="store_true",
+                   help="only re-render mia_reliability.csv and .md from the mia_reliability.json already in --out")
     a = p.parse_args(argv)
     repo = Path(__file__).resolve().parents[1]
     if a.quick:
@@ -136,122 +139,6 @@ def train(args: argparse.Namespace, dataset: str) -> tuple[ScoreSet, float]:
     return load_run(out), time.perf_counter() - t0
 
 
-def _num(value: object) -> float:
-    return float("nan") if value is None else float(value)
-
-
-def rows_of(report_dict: dict, null_dict: dict, dataset: str, model: str, m: int, dropped: int, secs: float,
-            keep: np.ndarray) -> list[dict]:
-    """One CSV row per α: every rule on the real scores and on the null (membership permuted)."""
-    rows = []
-    for res, null in zip(report_dict["results"], null_dict["results"]):
-        row = {"dataset": dataset, "model": model, "M": m, "n_records": report_dict["n_records"],
-               "n_dropped": dropped, "fpc": report_dict["options"]["fpc"], "alpha": res["alpha"]}
-        for rule in RULES:
-            r, n = res[rule], null[rule]
-            ci = r.get("ci") or [None, None]
-            row.update({f"{rule}_tpr": _num(r["tpr"]), f"{rule}_ci_lo": _num(ci[0]), f"{rule}_ci_hi": _num(ci[1]),
-                        f"{rule}_fpr": _num(r["fpr"]), f"{rule}_epsilon_lb": _num(r["epsilon_lb"]),
-                        f"{rule}_null_tpr": _num(n["tpr"]), f"{rule}_null_fpr": _num(n["fpr"]),
-                        f"{rule}_null_epsilon_lb": _num(n["epsilon_lb"])})
-        row["t_threshold_fpr_loo"] = res["per_record_parametric"]["t_threshold_fpr_loo"]
-        row["null_t_threshold_fpr_loo"] = null["per_record_parametric"]["t_threshold_fpr_loo"]
-        row["naive_per_record_fpr_max"] = res["naive_per_record_fpr"]["max"]
-        row["naive_per_record_share_above_alpha"] = res["naive_per_record_fpr"]["share_above_alpha"]
-        row["binomial_share_above_alpha"] = binomial_share_above(keep, res["alpha"])
-        d = report_dict["diagnostics"]
-        row.update(auc_naive=d["auc_naive"], share_non_normal=d["share_non_normal"], min_n_out=d["min_n_out"],
-                   eval_seconds=round(secs, 2))
-        rows.append(row)
-    return rows
-
-
-def write_csv(rows: list[dict], path: Path) -> None:
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-
-
-def _cell(r: dict, rule: str, ci: bool = False) -> str:
-    """'TPR (FPR)' of a rule, with its CI; '—' where it is not estimable."""
-    tpr = r[f"{rule}_tpr"]
-    if np.isnan(tpr):
-        return "—"
-    text = f"{tpr:.4f}"
-    if ci and not np.isnan(r[f"{rule}_ci_lo"]):
-        text += f" [{r[f'{rule}_ci_lo']:.4f}, {r[f'{rule}_ci_hi']:.4f}]"
-    return text
-
-
-def write_markdown(rows: list[dict], args: argparse.Namespace, timing: dict, path: Path) -> None:
-    lines = [
-        "# MIA reliability vs number of models M (generated by `experiments/mia_reliability.py`)",
-        "",
-        f"Target model: {args.model} (trainer {args.trainer}); pool N+ = {args.pool:,}, N = N+/2; M_max = "
-        f"{max(args.models)} models trained once per dataset, M = first M of them; bootstrap n_boot = {args.n_boot} "
-        f"(models × records for the pooled rules, records for the per-record means); attack = {args.attack}; "
-        f"PP sign = {args.sign}; "
-        f"seed {args.seed}. TPR at FPR α; `real. FPR` = the rule's realised FPR over the OUT targets "
-        "(per-record parametric: α by its Gaussian model, and in brackets its t thresholds' own leave-one-out FPR). "
-        "Per-record empirical (= PP-rank under this design) needs every record OUT in ≥ ⌈1/α⌉ − 1 models: "
-        "`—` = not estimable at this M. `ε ≥` = the largest Clopper–Pearson/bootstrap ε lower bound over the "
-        "rules, from realised rates. `naive pr-FPR max / >α` = per-record FPR under the naive global threshold: "
-        "maximum and share of records above α, with `(binom …)` the share expected above α from Binomial(n_out, α) "
-        "noise alone. `dropped` = records with < 3 IN or < 3 OUT models among the first M.",
-        "",
-        "Timing (s): " + ", ".join(f"{k} {v:.0f}" for k, v in timing.items()),
-        "",
-        "## Scores as trained",
-        "",
-        "| dataset | M | dropped | FPC | α | naive TPR [95% CI] | PP-N(0,1) | PP-t TPR [95% CI] | per-record empirical "
-        "[95% CI] | per-record parametric [95% CI] | real. FPR naive / N(0,1) / t / emp. (param.) | ε ≥ "
-        "| naive pr-FPR max / >α (binom) |",
-        "|---|---:|---:|---|---:|---|---:|---|---|---|---|---:|---|",
-    ]
-    for r in rows:
-        eps = max((r[f"{rule}_epsilon_lb"] for rule in RULES if not np.isnan(r[f"{rule}_epsilon_lb"])), default=0.0)
-        emp_fpr = "—" if np.isnan(r["per_record_empirical_fpr"]) else f"{r['per_record_empirical_fpr']:.2g}"
-        lines.append(
-            f"| {r['dataset']} | {r['M']} | {r['n_dropped']} | {'on' if r['fpc'] else 'off'} | {r['alpha']:g} "
-            f"| {_cell(r, 'naive', True)} | {_cell(r, 'pp_normal')} | {_cell(r, 'pp_t', True)} "
-            f"| {_cell(r, 'per_record_empirical', True)} | {_cell(r, 'per_record_parametric', True)} "
-            f"| {r['naive_fpr']:.2g} / {r['pp_normal_fpr']:.2g} / {r['pp_t_fpr']:.2g} / {emp_fpr} "
-            f"({r['t_threshold_fpr_loo']:.2g}) | {eps:.3f} "
-            f"| {r['naive_per_record_fpr_max']:.3f} / {r['naive_per_record_share_above_alpha']:.1%} "
-            f"({r['binomial_share_above_alpha']:.1%}) |")
-    lines += [
-        "",
-        "## Null: the same scores with membership permuted within each record (no signal)",
-        "",
-        "A valid rule reports TPR ≈ its realised FPR here and no ε > 0. Cells: TPR / realised FPR.",
-        "",
-        "| dataset | M | FPC | α | naive | PP-N(0,1) | PP-t | per-record empirical | per-record parametric "
-        "(t thr. FPR) | ε ≥ |",
-        "|---|---:|---|---:|---|---|---|---|---|---:|",
-    ]
-    for r in rows:
-        cells = []
-        for rule in ("naive", "pp_normal", "pp_t", "per_record_empirical", "per_record_parametric"):
-            tpr, fpr = r[f"{rule}_null_tpr"], r[f"{rule}_null_fpr"]
-            cells.append("—" if np.isnan(tpr) else f"{tpr:.4f} / {fpr:.4f}")
-        cells[-1] += f" ({r['null_t_threshold_fpr_loo']:.4f})"
-        eps = max((r[f"{rule}_null_epsilon_lb"] for rule in RULES if not np.isnan(r[f"{rule}_null_epsilon_lb"])),
-                  default=0.0)
-        lines.append(f"| {r['dataset']} | {r['M']} | {'on' if r['fpc'] else 'off'} | {r['alpha']:g} | "
-                     + " | ".join(cells) + f" | {eps:.3f} |")
-    diag = {}
-    for r in rows:
-        if not r["fpc"]:
-            diag.setdefault(r["dataset"], {})[r["M"]] = (r["auc_naive"], r["share_non_normal"])
-    lines += ["", "Diagnostics (FPC off): naive AUC; share of records whose OUT scores fail Jarque–Bera at 0.01.", ""]
-    for ds, by_m in diag.items():
-        lines.append(f"- {ds}: " + "; ".join(f"M={m}: AUC {auc:.4f}, non-normal {nn:.1%}" for m, (auc, nn) in by_m.items()))
-    lines.append("")
-    path.write_text("\n".join(lines))
-
-
 def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: str) -> Path:
     import matplotlib
 
@@ -307,8 +194,6 @@ def plot(rows: list[dict], dataset: str, alphas: list[float], out: Path, what: s
 def read_csv(path: Path) -> list[dict]:
     """Rows of a mia_reliability.csv with numbers and booleans restored (for --replot)."""
     if not path.is_file():
-        from dpaudit._errors import DataError
-
         raise DataError(f"{path}: no results to replot; run the experiment first")
     text = {"dataset", "model"}
     with path.open(newline="") as fh:
@@ -326,12 +211,46 @@ def replot(out: Path, alphas: list[float]) -> int:
     return 0
 
 
+def write_results(doc: dict, out: Path) -> list[dict]:
+    """``mia_reliability.csv`` and ``.md`` rendered from the saved run ``doc``; returns the rows."""
+    rows = page.rows_of_doc(doc)
+    atomic_write_text(out / "mia_reliability.csv", page.csv_text(rows))
+    atomic_write_text(out / "mia_reliability.md", page.render(doc, rows))
+    return rows
+
+
+def page_only(out: Path) -> int:
+    """Re-render the CSV and the page from ``out/mia_reliability.json`` (no training or evaluation)."""
+    path = out / "mia_reliability.json"
+    if not path.is_file():
+        raise DataError(f"{path}: no saved run to render; run the experiment first")
+    write_results(json.loads(path.read_text(encoding="utf-8")), out)
+    print(f"wrote {out}/mia_reliability.csv, .md from {path}")
+    return 0
+
+
+def evaluate_pair(sub: ScoreSet, null_set: ScoreSet, meta: dict, options: dict) -> list[dict]:
+    """The reports on the scores and on their null, as saved: ``meta`` added (with the Binomial reference
+    share per α, which needs the keep matrix), and without the display-only curves and per-record IN
+    counts (they would make the file ~40× larger and no table reads them)."""
+    t0 = time.perf_counter()
+    pair = [evaluate(sub, **options).to_dict(), evaluate(null_set, **options).to_dict()]
+    meta = {**meta, "eval_seconds": round(time.perf_counter() - t0, 2),
+            "binomial_share_above_alpha": [binomial_share_above(sub.keep, a) for a in options["fpr"]]}
+    for d, extra in zip(pair, ({}, {"null": "membership permuted within each record"}), strict=True):
+        d.pop("curves", None)
+        d["options"].pop("n_in", None)
+        d["meta"] = {**meta, **extra}
+    return pair
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.replot:
         return replot(Path(args.out), args.fpr)
     out = Path(args.out)
-    rows: list[dict] = []
+    if args.page_only:
+        return page_only(out)
     reports: list[dict] = []
     timing: dict[str, float] = {}
     t_all = time.perf_counter()
@@ -344,32 +263,25 @@ def main(argv: list[str] | None = None) -> int:
             sub, dropped = subset(full, m)
             null_set = sub.permuted(seed=args.seed + 1)
             for fpc in (False, True):
-                t0 = time.perf_counter()
                 options = {"attack": args.attack, "fpr": tuple(args.fpr), "n_boot": args.n_boot, "fpc": fpc,
-                           "sign": args.sign,
-                           "seed": args.seed}
-                d = evaluate(sub, **options).to_dict()
-                null = evaluate(null_set, **options).to_dict()
-                secs = time.perf_counter() - t0
-                d["meta"] = {"dataset": dataset, "model": args.model, "M": m, "n_dropped": dropped}
-                null["meta"] = {**d["meta"], "null": "membership permuted within each record"}
-                reports += [d, null]
-                new = rows_of(d, null, dataset, args.model, m, dropped, secs, sub.keep)
-                rows += new
-                for r in new:
+                           "sign": args.sign, "seed": args.seed}
+                pair = evaluate_pair(sub, null_set, {"dataset": dataset, "model": args.model, "M": m,
+                                                     "n_dropped": dropped}, options)
+                reports += pair
+                for r in page.rows_of_doc({"reports": pair}):
                     emp = r["per_record_empirical_tpr"]
                     print(f"[{dataset}] M={m:4d} drop={dropped:4d} FPC={'on ' if fpc else 'off'} α={r['alpha']:g}: "
                           f"naive {r['naive_tpr']:.4f}  PP-t {r['pp_t_tpr']:.4f} (FPR {r['pp_t_fpr']:.2g})  "
                           f"per-rec emp {'—' if np.isnan(emp) else f'{emp:.4f}'}  "
                           f"param {r['per_record_parametric_tpr']:.4f}  | null PP-t {r['pp_t_null_tpr']:.4f}/"
-                          f"{r['pp_t_null_fpr']:.4f}  [{secs:.1f} s]", flush=True)
+                          f"{r['pp_t_null_fpr']:.4f}  [{r['eval_seconds']:.1f} s]", flush=True)
         timing[f"{dataset} evaluate"] = time.perf_counter() - t_eval
     timing["total"] = time.perf_counter() - t_all
     out.mkdir(parents=True, exist_ok=True)
-    write_csv(rows, out / "mia_reliability.csv")
-    write_markdown(rows, args, timing, out / "mia_reliability.md")
-    (out / "mia_reliability.json").write_text(json.dumps(
-        {"config": {k: v for k, v in vars(args).items()}, "timing_s": timing, "reports": reports}, indent=1))
+    config = {k: v for k, v in vars(args).items() if k not in ("replot", "page_only")}
+    atomic_write_text(out / "mia_reliability.json",
+                      json.dumps({"config": config, "timing_s": timing, "reports": reports}, indent=1))
+    rows = write_results(json.loads((out / "mia_reliability.json").read_text(encoding="utf-8")), out)
     for dataset in args.datasets:
         for what in ("tpr", "fpr"):
             print("wrote", plot(rows, dataset, args.fpr, out, what))
