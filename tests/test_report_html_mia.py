@@ -26,7 +26,7 @@ from dpaudit.report.html_mia import CURVES_MISSING, RULE_MEANING, render_mia
 from dpaudit.report.json import read_json, render_json
 
 REPO = Path(__file__).resolve().parents[1]
-SAVED = REPO / "docs" / "results" / "mia_reliability.json"  # real Adult reports, saved before curves existed
+SAVED = REPO / "tests" / "data" / "mia_reports_before_curves.json"  # real Adult reports, saved before curves existed
 
 
 @pytest.fixture(scope="module")

@@ -23,9 +23,7 @@ The optimum cost of the block's formula is the minimum number of tuples deleted 
 U_R of the block; blocks (and criteria) use disjoint variables, so the optimum of the joint formula
 is their sum. The paper's reference code added only one implication per pair (its optima differ
 from the true ones on most small random instances) and solved 100-row chunks separately; neither
-defect is reproduced here.
-
-``ci`` has no tuple-level encoding: its repairs are fractional tuples.
+defect is reproduced here. ``ci`` has no tuple-level encoding: its repairs are fractional tuples.
 
 pysat is *not* imported here: clauses are plain Python lists and the text is standard DIMACS WCNF
 (``p wcnf <nvars> <nclauses> <top>``), readable by any MaxSAT solver and by
@@ -44,13 +42,10 @@ import numpy as np
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import one_of, whole_number
 
-__all__ = ["MAX_CLAUSES", "DEFAULT_WCNF_SEMANTICS", "BlockFormula", "block_wcnf", "wcnf_text", "repair_wcnf",
-           "check_wcnf_options"]
+__all__ = ["MAX_CLAUSES", "DEFAULT_WCNF_SEMANTICS", "BlockFormula", "block_wcnf", "wcnf_text", "repair_wcnf", "check_wcnf_options"]
 
-#: Default cap on the number of clauses (hard plus soft) of an exported formula.
-MAX_CLAUSES = 50_000_000
-#: The semantics exported when none is named (``ci`` has no tuple-level encoding).
-DEFAULT_WCNF_SEMANTICS = "bag"
+MAX_CLAUSES = 50_000_000  #: Default cap on the number of clauses (hard plus soft) of an exported formula.
+DEFAULT_WCNF_SEMANTICS = "bag"  #: The semantics exported when none is named.
 
 _CHUNK_CLAUSES = 1 << 18  # hard clauses generated (and formatted) per numpy chunk
 
