@@ -1,14 +1,17 @@
 """evaluate(): the three TPR rules against simulations with known truth; CLI for mia."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from dpaudit import DPAuditError
+from dpaudit._validation import CHOICE, NUMBER, WHOLE
 from dpaudit.cli import app
-from dpaudit.mia.evaluate import RULES, evaluate
+from dpaudit.mia.evaluate import ATTACKS, FPR_FLOOR_HINT, MAX_BOOT, MIN_FPR, RULES, SIGNS, THRESHOLD_KINDS, evaluate
+from dpaudit.mia.metrics.epsilon import DELTA_HINT
 from dpaudit.mia.simulate import gaussian_scores
 
 
@@ -92,15 +95,17 @@ def test_report_serialises_and_prints(large):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"fpr": (0.0,)}, "fpr must be a number strictly between 0 and 1"),
-    ({"threshold_kind": "z"}, "threshold must be one of t, normal"),
-    ({"n_boot": -1}, "n_boot must be an integer >= 0"),
-    ({"sign": "negative"}, "sign must be one of fitted, positive"),
-    ({"attack": "magic"}, "unknown attack 'magic'"),
+    ({"fpr": (0.0,)}, NUMBER.format(name="fpr", bounds=f" >= {MIN_FPR:g} and < 1{FPR_FLOOR_HINT}", value=0.0)),
+    ({"fpr": (1e-13,)}, NUMBER.format(name="fpr", bounds=f" >= {MIN_FPR:g} and < 1{FPR_FLOOR_HINT}", value=1e-13)),
+    ({"threshold_kind": "z"}, CHOICE.format(name="threshold", choices=", ".join(THRESHOLD_KINDS), value="z")),
+    ({"n_boot": -1}, WHOLE.format(name="n_boot", bounds=f" >= 0 and <= {MAX_BOOT}", value=-1)),
+    ({"sign": "negative"}, CHOICE.format(name="sign", choices=", ".join(SIGNS), value="negative")),
+    ({"attack": "magic"}, CHOICE.format(name="attack", choices=", ".join(ATTACKS), value="magic")),
+    ({"delta": 1.0}, NUMBER.format(name="delta", bounds=f" >= 0 and < 1{DELTA_HINT}", value=1.0)),
 ])
 def test_bad_options(kwargs, message):
     sim = gaussian_scores(8, 50, seed=0)
-    with pytest.raises(DPAuditError, match=message):
+    with pytest.raises(DPAuditError, match=re.escape(message)):
         evaluate(scoreset(sim), **kwargs)
 
 
@@ -130,7 +135,7 @@ def test_cli_errors(tmp_path):
     missing = runner.invoke(app, ["mia", "evaluate", str(tmp_path / "nope.npz")])
     assert missing.exit_code == 2 and "no such score file" in missing.stderr
     bad = runner.invoke(app, ["mia", "simulate", "other"])
-    assert bad.exit_code == 2 and "must be 'calibration' or 'fpc'" in bad.stderr
+    assert bad.exit_code == 2 and CHOICE.format(name="simulation", choices="calibration, fpc", value="other") in bad.stderr
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     junk = runner.invoke(app, ["mia", "evaluate", str(tmp_path / "junk.npz")])
     assert junk.exit_code == 2 and junk.stderr.startswith("dpaudit: error:")
@@ -148,7 +153,7 @@ def test_cli_options_reach_the_report(tmp_path):
     assert options["threshold"] == "normal" and options["strict"] is True and options["sign"] == "positive"
     assert options["attack"] == "rmia" and options["attack_options"]["gamma"] == 1.0
     bad = runner.invoke(app, ["mia", "evaluate", str(out), "--attack", "magic"])
-    assert bad.exit_code == 2 and "unknown attack 'magic'; choose from: lira, rmia" in bad.stderr
+    assert bad.exit_code == 2 and CHOICE.format(name="attack", choices=", ".join(ATTACKS), value="magic") in bad.stderr
     fpc = runner.invoke(app, ["mia", "simulate", "fpc", "--pool", "400", "--train", "100", "--models", "16",
                               "--repeats", "2", "--design", "subsets", "--json"])
     doc = json.loads(fpc.stdout)

@@ -13,10 +13,12 @@ import pytest
 from scipy import stats
 
 from dpaudit._errors import DataError, DPAuditError
+from dpaudit._validation import CHOICE, EVERY, NUMBER, UNIT, WHOLE
 from dpaudit.mia.attacks.lira import lira_offline_one_sided, lira_offline_two_sided, lira_online
-from dpaudit.mia.calibrate import fpc_factor, pp_transform, threshold
+from dpaudit.mia.calibrate import N_OUT_HINT, SIGNS, THRESHOLD_KINDS, fpc_factor, pp_transform, threshold
 from dpaudit.mia.designs import keep_matrix
-from dpaudit.mia.fits import SD_FLOOR, LooFits, loo_fits
+from dpaudit.mia.fits import FPC_HINT, LOCATIONS, SD_FLOOR, VARIANCES, LooFits, loo_fits
+from dpaudit.mia.scores import TRAIN_SIZE_HINT
 
 # ---------------------------------------------------------------- brute-force oracle
 
@@ -116,13 +118,14 @@ def test_fpc_divides_the_variances():
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"location": "mode"}, DPAuditError, "location must be 'mean' or 'median', got 'mode'"),
-        ({"variance": "fixed"}, DPAuditError, "variance must be 'per-record' or 'global', got 'fixed'"),
-        ({"ddof": -1}, DPAuditError, "ddof must be a non-negative integer, got -1"),
+        ({"location": "mode"}, DPAuditError, CHOICE.format(name="location", choices=", ".join(LOCATIONS), value="mode")),
+        ({"variance": "fixed"}, DPAuditError, CHOICE.format(name="variance", choices=", ".join(VARIANCES),
+                                                            value="fixed")),
+        ({"ddof": -1}, DPAuditError, WHOLE.format(name="ddof", bounds=" >= 0", value=-1)),
         ({"ddof": 2}, DPAuditError, "ddof = 2 needs more than 2 models in every leave-one-out fit"),
-        ({"fpc": 0.0}, DPAuditError, "fpc must be a number in (0, 1] (1 − train_size/pool_size), got 0.0"),
-        ({"fpc": 1.5}, DPAuditError, "fpc must be a number in (0, 1]"),
-        ({"fpc": True}, DPAuditError, "fpc must be a number in (0, 1]"),
+        ({"fpc": 0.0}, DPAuditError, NUMBER.format(name="fpc", bounds=" > 0 and <= 1" + FPC_HINT, value=0.0)),
+        ({"fpc": 1.5}, DPAuditError, NUMBER.format(name="fpc", bounds=" > 0 and <= 1" + FPC_HINT, value=1.5)),
+        ({"fpc": True}, DPAuditError, NUMBER.format(name="fpc", bounds=" > 0 and <= 1" + FPC_HINT, value=True)),
     ],
 )
 def test_loo_fits_rejects_bad_options(kwargs, error, message):
@@ -233,7 +236,8 @@ def test_fitted_sign_inflates_fpr_when_membership_has_no_effect():
             assert abs(per_record.mean() - alpha) < 5 * se
         else:
             assert per_record.mean() > alpha + 8 * se and per_record.mean() == pytest.approx(1.4 * alpha, rel=0.1)
-    with pytest.raises(DPAuditError, match=re.escape("sign must be 'fitted' or 'positive', got 'minus'")):
+    with pytest.raises(DPAuditError, match=re.escape(CHOICE.format(name="sign", choices=", ".join(SIGNS),
+                                                                   value="minus"))):
         pp_transform(score, fits, sign="minus")
 
 
@@ -290,15 +294,19 @@ def test_threshold_shapes_and_values():
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
     [
-        ((0.0,), {"kind": "normal"}, "alpha must be a number strictly between 0 and 1, got 0.0"),
-        ((1.0,), {"n_out": 5}, "alpha must be a number strictly between 0 and 1, got 1.0"),
-        (("a",), {"n_out": 5}, "alpha must be a number strictly between 0 and 1, got 'a'"),
-        ((0.01,), {"kind": "z"}, "kind must be 't' or 'normal', got 'z'"),
+        ((0.0,), {"kind": "normal"}, UNIT.format(name="alpha", hint="", value=0.0)),
+        ((1.0,), {"n_out": 5}, UNIT.format(name="alpha", hint="", value=1.0)),
+        (("a",), {"n_out": 5}, UNIT.format(name="alpha", hint="", value="a")),
+        ((0.01,), {"kind": "z"}, CHOICE.format(name="kind", choices=", ".join(THRESHOLD_KINDS), value="z")),
         ((0.01,), {}, "kind='t' needs n_out, the number of OUT scores per fit (e.g. fits.n_out)"),
-        ((0.01,), {"n_out": 1}, "n_out must be ≥ 2 for the Student-t threshold (a sample sd needs 2 scores), got 1"),
-        ((0.01,), {"n_out": np.array([5, 1])}, "n_out must be ≥ 2 for the Student-t threshold"),
-        ((0.01,), {"n_out": 2.5}, "n_out must be integer(s), got 2.5"),
-        ((0.01,), {"n_out": True}, "n_out must be integer(s), got True"),
+        ((0.01,), {"n_out": 1}, EVERY.format(name="n_out", kind="an integer", bounds=" >= 2" + N_OUT_HINT, value=1)),
+        ((0.01,), {"n_out": np.array([5, 1])}, EVERY.format(name="n_out", kind="an integer", bounds=" >= 2" + N_OUT_HINT,
+                                                            value=1)),
+        ((0.01,), {"n_out": 2.5}, EVERY.format(name="n_out", kind="an integer", bounds=" >= 2" + N_OUT_HINT, value=2.5)),
+        ((0.01,), {"n_out": True}, EVERY.format(name="n_out", kind="an integer", bounds=" >= 2" + N_OUT_HINT,
+                                                value=True)),
+        ((0.01,), {"n_out": np.inf}, EVERY.format(name="n_out", kind="an integer", bounds=" >= 2" + N_OUT_HINT,
+                                                  value=np.inf)),
     ],
 )
 def test_threshold_errors(args, kwargs, message):
@@ -309,11 +317,12 @@ def test_threshold_errors(args, kwargs, message):
 def test_fpc_factor():
     assert fpc_factor(250, 1000) == 0.75
     assert fpc_factor(np.int64(1), 2) == 0.5
-    for bad in ((0, 10), (10, 10), (11, 10)):
-        with pytest.raises(DPAuditError, match=re.escape(f"fpc_factor needs 0 < train_size < pool_size, got train_size={bad[0]}")):
+    for bad in ((0, 10), (10, 10), (11, 10), (2.0, 10)):
+        message = WHOLE.format(name="train_size", bounds=" >= 1 and <= 9" + TRAIN_SIZE_HINT, value=bad[0])
+        with pytest.raises(DPAuditError, match=re.escape(message)):
             fpc_factor(*bad)
-    with pytest.raises(DPAuditError, match=re.escape("train_size must be an integer, got 2.0")):
-        fpc_factor(2.0, 10)
+    with pytest.raises(DPAuditError, match=re.escape(WHOLE.format(name="pool_size", bounds=" >= 2", value=10.0))):
+        fpc_factor(2, 10.0)
 
 
 def test_fpc_corrects_the_efficient_lira_variance():

@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 from dpaudit._errors import DPAuditError
+from dpaudit._validation import CHOICE, EVERY, FLAG, NUMBER, WHOLE
 from dpaudit.mia.attacks import ATTACKS, RMIA, attack_from
 from dpaudit.mia.attacks.rmia import population_sample, rmia_score, true_label_probability
 from dpaudit.mia.designs import keep_matrix
 from dpaudit.mia.evaluate import evaluate
+from dpaudit.mia.fits import LOCATIONS
 from dpaudit.mia.per_record import min_out_models
 from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.simulate import gaussian_scores
@@ -223,19 +225,19 @@ def test_mixture_detects_membership_and_matches_the_truth(offline):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"gamma": 0}, "gamma must be a finite number > 0, got 0"),
-        ({"gamma": -1.0}, "gamma must be a finite number > 0, got -1.0"),
-        ({"gamma": float("inf")}, "gamma must be a finite number > 0, got inf"),
-        ({"gamma": "2"}, "gamma must be a finite number > 0, got '2'"),
-        ({"a": -0.1}, "a must be a finite number >= 0 and <= 1, got -0.1"),
-        ({"a": 1.5}, "a must be a finite number >= 0 and <= 1, got 1.5"),
-        ({"n_population": 0}, "n_population must be an integer >= 1, got 0"),
-        ({"n_population": 2.5}, "n_population must be an integer >= 1, got 2.5"),
-        ({"seed": -1}, "seed must be an integer >= 0, got -1"),
-        ({"seed": 1.5}, "seed must be an integer >= 0, got 1.5"),
-        ({"seed": None}, "seed must be an integer >= 0, got None"),
-        ({"offline": "yes"}, "offline must be True or False, got 'yes'"),
-        ({"location": "mode"}, "location must be one of mean, median, got 'mode'"),
+        ({"gamma": 0}, NUMBER.format(name="gamma", bounds=" > 0", value=0)),
+        ({"gamma": -1.0}, NUMBER.format(name="gamma", bounds=" > 0", value=-1.0)),
+        ({"gamma": float("inf")}, NUMBER.format(name="gamma", bounds=" > 0", value=float("inf"))),
+        ({"gamma": "2"}, NUMBER.format(name="gamma", bounds=" > 0", value="2")),
+        ({"a": -0.1}, NUMBER.format(name="a", bounds=" >= 0 and <= 1", value=-0.1)),
+        ({"a": 1.5}, NUMBER.format(name="a", bounds=" >= 0 and <= 1", value=1.5)),
+        ({"n_population": 0}, WHOLE.format(name="n_population", bounds=" >= 1", value=0)),
+        ({"n_population": 2.5}, WHOLE.format(name="n_population", bounds=" >= 1", value=2.5)),
+        ({"seed": -1}, WHOLE.format(name="seed", bounds=" >= 0", value=-1)),
+        ({"seed": 1.5}, WHOLE.format(name="seed", bounds=" >= 0", value=1.5)),
+        ({"seed": None}, WHOLE.format(name="seed", bounds=" >= 0", value=None)),
+        ({"offline": "yes"}, FLAG.format(name="offline", value="yes")),
+        ({"location": "mode"}, CHOICE.format(name="location", choices=", ".join(LOCATIONS), value="mode")),
     ],
 )
 def test_bad_options_are_refused(kwargs, message):
@@ -254,12 +256,15 @@ def test_registered_by_name():
 @pytest.mark.parametrize(
     ("prob", "kwargs", "message"),
     [
-        (np.full((1, 4), 0.5), {}, "prob must be an (M, N+) array of probabilities in (0, 1]"),
-        (np.zeros((3, 4)), {}, "prob must be an (M, N+) array of probabilities in (0, 1]"),
+        (np.full((1, 4), 0.5), {}, "prob must be an (M, N+) array with M and N+ >= 2; got shape (1, 4)"),
+        (np.zeros((3, 4)), {}, EVERY.format(name="prob", kind="a finite number", bounds=" > 0 and <= 1 (a probability)",
+                                            value=0.0)),
+        (np.full((3, 4), np.nan), {}, EVERY.format(name="prob", kind="a finite number",
+                                                   bounds=" > 0 and <= 1 (a probability)", value=np.nan)),
         (np.full((3, 4), 0.5), {"keep": np.ones((3, 4), bool)}, "every record OUT in >= 2 models"),
         (np.full((3, 4), 0.5), {"keep": np.zeros((3, 5), bool)}, "keep must have prob's shape (3, 4)"),
-        (np.full((3, 4), 0.5), {"gamma": 0.0}, "gamma must be a finite number > 0, got 0.0"),
-        (np.full((3, 4), 0.5), {"seed": None}, "seed must be an integer >= 0, got None"),
+        (np.full((3, 4), 0.5), {"gamma": 0.0}, NUMBER.format(name="gamma", bounds=" > 0", value=0.0)),
+        (np.full((3, 4), 0.5), {"seed": None}, WHOLE.format(name="seed", bounds=" >= 0", value=None)),
     ],
 )
 def test_score_function_checks_its_inputs(prob, kwargs, message):

@@ -2,13 +2,16 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from dpaudit._errors import DataError, DPAuditError
+from dpaudit._validation import EVERY, NUMBER, SOME, UNIT, WHOLE
 from dpaudit.mia.metrics import (
+    DEFAULT_LEVEL,
     BootstrapCI,
     EpsilonBound,
     Roc,
@@ -24,6 +27,18 @@ from dpaudit.mia.metrics import (
     roc_curve,
     tpr_at_fpr,
 )
+from dpaudit.mia.metrics.epsilon import DELTA_HINT
+from dpaudit.mia.metrics.roc import FPR_HINT
+
+
+def _level(value):
+    """The message of a bad confidence level, as a regex."""
+    return re.escape(UNIT.format(name="level", hint=f" (e.g. {DEFAULT_LEVEL:g})", value=value))
+
+
+def _every(name, value, bounds, kind="an integer"):
+    """The message of an array check whose first offending element is ``value``, as a regex."""
+    return re.escape(EVERY.format(name=name, kind=kind, bounds=bounds, value=value))
 
 
 def _tied_data(seed, shape=(7, 40), n_levels=12):
@@ -433,8 +448,8 @@ def test_roc_curve_errors(scores, labels, message):
 
 def test_operating_point_errors():
     roc = roc_curve(HAND_SCORES, HAND_LABELS)
-    for bad in (-0.1, 1.5, np.nan, [0.1, 2.0]):
-        with pytest.raises(DPAuditError, match=r"alpha must be a false-positive rate in \[0, 1\]"):
+    for bad, first in ((-0.1, -0.1), (1.5, 1.5), (np.nan, np.nan), ([0.1, 2.0], 2.0), ("x", "x")):
+        with pytest.raises(DPAuditError, match=_every("alpha", first, " >= 0 and <= 1" + FPR_HINT, "a finite number")):
             tpr_at_fpr(roc, bad)
     with pytest.raises(DPAuditError, match="alpha = 0 with strict=True"):
         tpr_at_fpr(roc, [0.0, 0.1], strict=True)
@@ -465,13 +480,14 @@ def test_per_record_rates_errors():
 @pytest.mark.parametrize(
     ("k", "n", "kwargs", "message"),
     [
-        (11, 10, {}, "0 <= k <= n"),
-        (-1, 10, {}, "0 <= k <= n"),
-        (0, 0, {}, "n must be at least 1 trial"),
-        (2.5, 10, {}, "k must be whole numbers"),
-        (True, 10, {}, "k must be whole numbers"),
-        (1, 10, {"level": 1.0}, "level must be a number strictly between 0 and 1"),
-        (1, 10, {"level": "high"}, "level must be a number"),
+        (11, 10, {}, "k must be at most n"),
+        (-1, 10, {}, _every("k", -1, " >= 0")),
+        (0, 0, {}, _every("n", 0, " >= 1")),
+        (2.5, 10, {}, _every("k", 2.5, " >= 0")),
+        (True, 10, {}, _every("k", True, " >= 0")),
+        (1, [10, np.inf], {}, _every("n", np.inf, " >= 1")),
+        (1, 10, {"level": 1.0}, _level(1.0)),
+        (1, 10, {"level": "high"}, _level("high")),
     ],
 )
 def test_clopper_pearson_errors(k, n, kwargs, message):
@@ -487,15 +503,14 @@ def test_bootstrap_errors():
 
     with pytest.raises(DPAuditError, match="stat_fn must be a function"):
         bootstrap_ci(0.5, score, keep)
-    with pytest.raises(DPAuditError, match="over must name 'models', 'records' or both"):
-        bootstrap_ci(ok, score, keep, over="rows")
-    with pytest.raises(DPAuditError, match="over must name"):
-        bootstrap_ci(ok, score, keep, over=())
-    with pytest.raises(DPAuditError, match="n_boot must be an integer >= 2"):
-        bootstrap_ci(ok, score, keep, n_boot=1)
-    with pytest.raises(DPAuditError, match="n_boot must be an integer >= 2"):
-        bootstrap_ci(ok, score, keep, n_boot=True)
-    with pytest.raises(DPAuditError, match="level must be a number strictly between 0 and 1"):
+    for over in ("rows", (), ("models", "models"), ("models", ["records"])):
+        with pytest.raises(DPAuditError, match=re.escape(SOME.format(name="over", choices="models, records",
+                                                                     value=over))):
+            bootstrap_ci(ok, score, keep, over=over)
+    for n_boot in (1, True):
+        with pytest.raises(DPAuditError, match=re.escape(WHOLE.format(name="n_boot", bounds=" >= 2", value=n_boot))):
+            bootstrap_ci(ok, score, keep, n_boot=n_boot)
+    with pytest.raises(DPAuditError, match=_level(95)):
         bootstrap_ci(ok, score, keep, level=95)
     with pytest.raises(DataError, match=r"\(M models, N\+ records\) matrix"):
         bootstrap_ci(ok, score[0], keep[0])
@@ -507,16 +522,19 @@ def test_bootstrap_errors():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: epsilon_lower_bound(1.2, 0.1), r"tpr must be a rate in \[0, 1\]"),
-        (lambda: epsilon_lower_bound(0.5, np.nan), r"fpr must be a rate in \[0, 1\]"),
-        (lambda: epsilon_lower_bound(0.5, "x"), r"fpr must be a rate in \[0, 1\]"),
-        (lambda: epsilon_lower_bound(0.5, 0.1, delta=-0.1), r"delta must be in \[0, 1\)"),
-        (lambda: epsilon_lower_bound(0.5, 0.1, delta=1.0), r"delta must be in \[0, 1\)"),
-        (lambda: epsilon_lower_bound(0.5, 0.1, delta=None), "delta must be a number"),
-        (lambda: epsilon_lower_bound_ci(11, 10, 0, 10), "0 <= k_tp <= n_pos"),
-        (lambda: epsilon_lower_bound_ci(1, 10, 0, 0), "n_neg must be at least 1 trial"),
-        (lambda: epsilon_lower_bound_ci(1, 10, 0.5, 10), "k_fp must be whole numbers"),
-        (lambda: epsilon_lower_bound_ci(1, 10, 0, 10, level=0), "level must be a number strictly between 0 and 1"),
+        (lambda: epsilon_lower_bound(1.2, 0.1), _every("tpr", 1.2, " >= 0 and <= 1", "a finite number")),
+        (lambda: epsilon_lower_bound(0.5, np.nan), _every("fpr", np.nan, " >= 0 and <= 1", "a finite number")),
+        (lambda: epsilon_lower_bound(0.5, "x"), _every("fpr", "x", " >= 0 and <= 1", "a finite number")),
+        (lambda: epsilon_lower_bound(0.5, 0.1, delta=-0.1),
+         re.escape(NUMBER.format(name="delta", bounds=" >= 0 and < 1" + DELTA_HINT, value=-0.1))),
+        (lambda: epsilon_lower_bound(0.5, 0.1, delta=1.0),
+         re.escape(NUMBER.format(name="delta", bounds=" >= 0 and < 1" + DELTA_HINT, value=1.0))),
+        (lambda: epsilon_lower_bound(0.5, 0.1, delta=None),
+         re.escape(NUMBER.format(name="delta", bounds=" >= 0 and < 1" + DELTA_HINT, value=None))),
+        (lambda: epsilon_lower_bound_ci(11, 10, 0, 10), "k_tp must be at most n_pos"),
+        (lambda: epsilon_lower_bound_ci(1, 10, 0, 0), _every("n_neg", 0, " >= 1")),
+        (lambda: epsilon_lower_bound_ci(1, 10, 0.5, 10), _every("k_fp", 0.5, " >= 0")),
+        (lambda: epsilon_lower_bound_ci(1, 10, 0, 10, level=0), _level(0)),
     ],
 )
 def test_epsilon_errors(call, message):

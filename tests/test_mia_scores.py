@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 
 from dpaudit._errors import DataError, DPAuditError
-from dpaudit.mia.designs import keep_matrix
-from dpaudit.mia.scores import FORMAT_NAME, FORMAT_VERSION, ScoreSet
+from dpaudit._validation import WHOLE
+from dpaudit.mia.designs import EVEN_MODELS_HINT, keep_matrix
+from dpaudit.mia.scores import FORMAT_NAME, FORMAT_VERSION, TRAIN_SIZE_HINT, ScoreSet
+
+#: The ``bounds`` of the message of an M that :func:`keep_matrix` cannot use.
+EVEN = " >= 2 and even" + EVEN_MODELS_HINT
+#: The ``bounds`` of the message of a training-set size that a pool of 6 records cannot hold.
+TRAIN = " >= 1 and <= 5" + TRAIN_SIZE_HINT
 
 
 def _valid(m=8, n=6, seed=0):
@@ -52,11 +58,11 @@ def test_keep_matrix_accepts_generator():
 @pytest.mark.parametrize(
     ("m", "n", "message"),
     [
-        (7, 5, "n_models must be even so every record is IN in exactly half the models, got 7"),
-        (0, 5, "n_models must be an integer >= 2, got 0"),
-        (4, 0, "n_records must be an integer >= 1, got 0"),
-        (4.0, 5, "n_models must be an integer >= 2, got 4.0"),
-        (True, 5, "n_models must be an integer >= 2, got True"),
+        (7, 5, WHOLE.format(name="n_models", bounds=EVEN, value=7)),
+        (0, 5, WHOLE.format(name="n_models", bounds=EVEN, value=0)),
+        (4, 0, WHOLE.format(name="n_records", bounds=" >= 1", value=0)),
+        (4.0, 5, WHOLE.format(name="n_models", bounds=EVEN, value=4.0)),
+        (True, 5, WHOLE.format(name="n_models", bounds=EVEN, value=True)),
     ],
 )
 def test_keep_matrix_rejects_bad_sizes(m, n, message):
@@ -90,10 +96,10 @@ def test_scoreset_fields_and_readonly_arrays():
         ({"keep": np.full((8, 6), 2)}, "keep must be boolean (or integers 0/1), got dtype int64 with other values"),
         ({"keep": np.full((8, 6), "x")}, "keep must be boolean (or integers 0/1), got dtype <U1 with other values"),
         ({"pool_size": 7}, "pool_size = 7 but score has 6 columns (one per pool record); pass the number of pool records"),
-        ({"pool_size": 6.0}, "pool_size must be an integer >= 2, got 6.0"),
-        ({"train_size": 0}, "train_size must satisfy 0 < train_size < pool_size = 6, got 0"),
-        ({"train_size": 6}, "train_size must satisfy 0 < train_size < pool_size = 6, got 6"),
-        ({"train_size": "3"}, "train_size must be an integer, got '3'"),
+        ({"pool_size": 6.0}, WHOLE.format(name="pool_size", bounds=" >= 2", value=6.0)),
+        ({"train_size": 0}, WHOLE.format(name="train_size", bounds=TRAIN, value=0)),
+        ({"train_size": 6}, WHOLE.format(name="train_size", bounds=TRAIN, value=6)),
+        ({"train_size": "3"}, WHOLE.format(name="train_size", bounds=TRAIN, value="3")),
         ({"meta": [1]}, "meta must be a mapping (dict) of JSON-serialisable values, got list"),
         ({"meta": {"f": object()}}, "meta must be JSON-serialisable (str keys; numbers, strings, lists, dicts)"),
         ({"meta": {"f": float("nan")}}, "meta must be JSON-serialisable"),

@@ -11,19 +11,29 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from dpaudit._errors import DPAuditError
+from dpaudit._validation import CHOICE, EVERY, WHOLE
+from dpaudit.mia.designs import EVEN_MODELS_HINT
+from dpaudit.mia.scores import TRAIN_SIZE_HINT
 from dpaudit.mia.simulate import (
     DEFAULT_ALPHAS,
+    FPC_DESIGNS,
     FpcResult,
     SimulatedScores,
     fpc_simulation,
     gaussian_scores,
 )
+
+
+def _even_models(value, minimum=2):
+    """The message of an M the efficient design cannot use, as a regex."""
+    return re.escape(WHOLE.format(name="n_models", bounds=f" >= {minimum} and even{EVEN_MODELS_HINT}", value=value))
 
 # --------------------------------------------------------------------------------------------
 # gaussian_scores: design and moments
@@ -233,10 +243,10 @@ def test_to_dict_is_json_and_str_is_readable():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"n_models": 3}, "n_models must be even"),
-        ({"n_models": 0}, "n_models must be an integer >= 2"),
-        ({"n_models": 2.5}, "n_models must be an integer"),
-        ({"n_models": True}, "n_models must be an integer"),
+        ({"n_models": 3}, _even_models(3)),
+        ({"n_models": 0}, _even_models(0)),
+        ({"n_models": 2.5}, _even_models(2.5)),
+        ({"n_models": True}, _even_models(True)),
         ({"n_records": 1}, "n_records must be an integer >= 2"),
         ({"effect": -1.0}, "effect must be a finite number >= 0"),
         ({"sigma": 0.0}, "sigma must be a finite number > 0"),
@@ -256,6 +266,19 @@ def test_gaussian_scores_rejects_bad_input(kwargs, match):
         gaussian_scores(n_models, n_records, **args)
 
 
+@pytest.mark.parametrize(("test", "n_out", "message"), [
+    ("z", 10, CHOICE.format(name="test", choices="t, conformal", value="z")),
+    ("t", None, EVERY.format(name="n_out", kind="an integer", bounds=" >= 2", value=None)),
+    ("t", 1, EVERY.format(name="n_out", kind="an integer", bounds=" >= 2", value=1)),
+    ("conformal", 2.5, EVERY.format(name="n_out", kind="an integer", bounds=" >= 2", value=2.5)),
+    ("conformal", [5, 0, 5, 5, 5, 5], EVERY.format(name="n_out", kind="an integer", bounds=" >= 2", value=0)),
+])
+def test_true_tpr_of_test_rejects_bad_input(test, n_out, message):
+    sim = gaussian_scores(4, 6, seed=0)
+    with pytest.raises(DPAuditError, match=re.escape(message)):
+        sim.true_tpr_of_test(0.05, test, n_out)
+
+
 @pytest.mark.parametrize("alpha", [0, 1, 1.5, -0.1, "0.01", True])
 def test_true_tpr_rejects_bad_alpha(alpha):
     sim = gaussian_scores(4, 10, seed=0)
@@ -266,13 +289,15 @@ def test_true_tpr_rejects_bad_alpha(alpha):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"train_size": 100}, "train_size must be smaller than pool_size"),
-        ({"train_size": 0}, "train_size must be an integer >= 1"),
+        ({"train_size": 100}, re.escape(WHOLE.format(name="train_size", bounds=" >= 1 and <= 99" + TRAIN_SIZE_HINT,
+                                                     value=100))),
+        ({"train_size": 0}, re.escape(WHOLE.format(name="train_size", bounds=" >= 1 and <= 99" + TRAIN_SIZE_HINT,
+                                                   value=0))),
         ({"pool_size": 2}, "pool_size must be an integer >= 3"),
-        ({"design": "bogus"}, "design must be one of efficient, subsets, got 'bogus'"),
+        ({"design": "bogus"}, re.escape(CHOICE.format(name="design", choices=", ".join(FPC_DESIGNS), value="bogus"))),
         ({"train_size": 40}, "train_size must be pool_size/2 = 50, got train_size=40: change train_size or use"),
-        ({"n_models": 15}, "design='efficient' needs an even n_models >= 4"),
-        ({"n_models": 2}, "design='efficient' needs an even n_models >= 4"),
+        ({"n_models": 15}, _even_models(15, minimum=4)),
+        ({"n_models": 2}, _even_models(2, minimum=4)),
         ({"n_models": 1, "design": "subsets"}, "n_models must be an integer >= 2"),
         ({"n_repeats": 0}, "n_repeats must be an integer >= 1"),
         ({"noise_sd": -1.0}, "noise_sd must be a finite number >= 0"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import pytest
 
 from dpaudit import datasets
 from dpaudit._errors import DataError, DPAuditError
+from dpaudit._validation import WHOLE
+from dpaudit.mia.designs import EVEN_MODELS_HINT
 from dpaudit.mia.train import load_run, logit_confidence, train_run
 from dpaudit.mia.train.models import make_pipeline
 
@@ -223,8 +226,11 @@ def test_wrong_score_shape(small_run, tmp_path):
 def test_argument_errors(tmp_path):
     with pytest.raises(DPAuditError, match="train_size must be pool_size // 2 = 100"):
         train_run(tmp_path / "x", n_models=8, pool_size=200, train_size=150)
-    with pytest.raises(DPAuditError, match="n_models must be even"):
+    odd = WHOLE.format(name="n_models", bounds=" >= 6 and even" + EVEN_MODELS_HINT, value=7)
+    with pytest.raises(DPAuditError, match=re.escape(odd)):
         train_run(tmp_path / "x", n_models=7, pool_size=200)
+    with pytest.raises(DPAuditError, match=re.escape(WHOLE.format(name="n_models", bounds=" >= 6", value=5))):
+        train_run(tmp_path / "x", n_models=5, pool_size=200, design="poisson", train_size=50)
     with pytest.raises(DPAuditError, match="model must be one of"):
         train_run(tmp_path / "x", model="svm", n_models=8, pool_size=200)
     with pytest.raises(DPAuditError, match="trainer must be one of"):

@@ -124,7 +124,7 @@ def number_array(name: str, value: Any, *, low: float | None = None, high: float
     if arr.dtype.kind not in "iuf":  # booleans, strings, objects: name the first boolean, else the value
         first = arr.flat[0].item() if arr.dtype.kind == "b" and arr.size else value
         raise error(EVERY.format(name=name, kind=_KINDS[integer], bounds=bounds, value=first))
-    x = arr.astype(np.float64)
+    x = np.asarray(arr, dtype=np.float64)  # no copy of a float64 array
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(x)
         if low is not None:

@@ -7,9 +7,19 @@ from __future__ import annotations
 
 import pytest
 
+from dpaudit._validation import CHOICE, NUMBER, WHOLE
+from dpaudit.mia.attacks import ATTACKS
+from dpaudit.mia.designs import EVEN_MODELS_HINT
+from dpaudit.mia.evaluate import FPR_FLOOR_HINT, MIN_FPR
+from dpaudit.mia.scores import TRAIN_SIZE_HINT
 from tests.hostile.conftest import assert_one_line_error, files_in
 
 FAIR = ["fairness", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}"]
+#: The ``bounds`` of the messages of a refused --fpr, an M the efficient design cannot use (mia train, simulate)
+#: and a training-set size a pool of 100 records cannot hold.
+FPR = f" >= {MIN_FPR:g} and < 1{FPR_FLOOR_HINT}"
+TRAIN_M, SIMULATE_M = " >= 6 and even" + EVEN_MODELS_HINT, " >= 2 and even" + EVEN_MODELS_HINT
+TRAIN_N = " >= 1 and <= 99" + TRAIN_SIZE_HINT
 
 CASES = [
     # -- the command line itself
@@ -108,18 +118,25 @@ CASES = [
     (["mia", "evaluate", "{tmp}"], "run.json is missing"),
     (["mia", "evaluate", "{csv}"], "not an .npz archive"),
     (["mia", "evaluate", "{scores}", "--fpr", "abc"], "Invalid value for '--fpr'"),
-    (["mia", "evaluate", "{scores}", "--fpr", "0"], "fpr must be a number strictly between 0 and 1"),
-    (["mia", "evaluate", "{scores}", "--fpr", "1"], "fpr must be a number strictly between 0 and 1"),
-    (["mia", "evaluate", "{scores}", "--fpr", "1e-300"], "fpr"),
+    (["mia", "evaluate", "{scores}", "--fpr", "0"], NUMBER.format(name="fpr", bounds=FPR, value=0.0)),
+    (["mia", "evaluate", "{scores}", "--fpr", "1"], NUMBER.format(name="fpr", bounds=FPR, value=1.0)),
+    (["mia", "evaluate", "{scores}", "--fpr", "1e-300"], NUMBER.format(name="fpr", bounds=FPR, value=1e-300)),
     (["mia", "evaluate", "{scores}", "--n-boot", "-1"], "n_boot must be an integer >= 0"),
     (["mia", "evaluate", "{scores}", "--n-boot", "100000000"], "n_boot"),
     (["mia", "evaluate", "{scores}", "--threshold", "z"], "threshold must be one of t, normal"),
     (["mia", "evaluate", "{scores}", "--sign", "x"], "sign must be one of fitted, positive"),
-    (["mia", "evaluate", "{scores}", "--attack", "magic"], "unknown attack 'magic'"),
+    (["mia", "evaluate", "{scores}", "--attack", "magic"], CHOICE.format(name="attack", choices=", ".join(ATTACKS),
+                                                                          value="magic")),
+    (["mia", "evaluate", "{scores}", "--n-boot", "0", "--fpr", "0.1", "--fpr", "1e-13"],
+     NUMBER.format(name="fpr", bounds=FPR, value=1e-13)),
     (["mia", "evaluate", "{scores}", "--seed", "-2"], "seed"),
     # -- mia train
-    (["mia", "train", "{tmp}/run", "--models", "7", "--pool", "100"], "n_models must be even"),
-    (["mia", "train", "{tmp}/run", "--models", "4", "--pool", "100"], "n_models must be an integer >= 6"),
+    (["mia", "train", "{tmp}/run", "--models", "7", "--pool", "100"], WHOLE.format(name="n_models", bounds=TRAIN_M,
+                                                                                   value=7)),
+    (["mia", "train", "{tmp}/run", "--models", "4", "--pool", "100"], WHOLE.format(name="n_models", bounds=TRAIN_M,
+                                                                                   value=4)),
+    (["mia", "train", "{tmp}/run", "--models", "5", "--pool", "100", "--design", "poisson"],
+     WHOLE.format(name="n_models", bounds=" >= 6", value=5)),
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "3"], "pool_size must be an integer >= 4"),
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--dataset", "nope"], "unknown dataset 'nope'"),
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--dataset", "compas"],
@@ -129,9 +146,9 @@ CASES = [
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--trainer", "x"], "trainer must be one of"),
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--design", "x"], "design must be one of"),
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--design", "poisson", "--train-size", "0"],
-     "train_size must be an integer >= 1"),
+     WHOLE.format(name="train_size", bounds=TRAIN_N, value=0)),
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--design", "poisson", "--train-size", "100"],
-     "train_size must be smaller than pool_size"),
+     WHOLE.format(name="train_size", bounds=TRAIN_N, value=100)),
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--n-jobs", "0"], "n_jobs"),
     # one process per worker: an unbounded count would exhaust the memory before the first fit
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100", "--n-jobs", "100000"], "n_jobs must be"),
@@ -151,8 +168,8 @@ CASES = [
     (["mia", "train", "{tmp}/run", "--models", "6", "--pool", "100000", "--data", "{csv}", "--label", "y"],
      "exceeds the 200 rows"),
     # -- mia simulate
-    (["mia", "simulate", "nope"], "simulation must be 'calibration' or 'fpc'"),
-    (["mia", "simulate", "calibration", "--models", "3"], "n_models must be even"),
+    (["mia", "simulate", "nope"], CHOICE.format(name="simulation", choices="calibration, fpc", value="nope")),
+    (["mia", "simulate", "calibration", "--models", "3"], WHOLE.format(name="n_models", bounds=SIMULATE_M, value=3)),
     (["mia", "simulate", "calibration", "--records", "1"], "n_records must be an integer >= 2"),
     (["mia", "simulate", "calibration", "--out", "{tmp}/no/such/sim.npz"], "does not exist"),
     (["mia", "simulate", "calibration", "--out", "{tmp}"], "is a directory"),

@@ -9,14 +9,20 @@ import pytest
 
 import dpaudit
 from dpaudit import Binned, Budget, Categorical, Criterion, DPAuditError, Schema, audit
+from dpaudit._validation import NUMBER
 from dpaudit.mia.designs import keep_matrix
-from dpaudit.mia.evaluate import evaluate
+from dpaudit.mia.evaluate import FPR_FLOOR_HINT, MIN_FPR, evaluate
 from dpaudit.mia.scores import ScoreSet
 
 FRAME = pd.DataFrame({"sex": ["F", "M"] * 50, "y": [0, 1, 1, 0] * 25})
 SCHEMA = Schema({"sex": Categorical(["F", "M"]), "y": Categorical([0, 1])})
 KEEP = keep_matrix(8, 20, seed=0)
 SCORES = ScoreSet(np.random.default_rng(0).normal(size=KEEP.shape), KEEP, 10, 20)
+
+
+def bad_fpr(value):
+    """The message of a target FPR :func:`evaluate` refuses."""
+    return NUMBER.format(name="fpr", bounds=f" >= {MIN_FPR:g} and < 1{FPR_FLOOR_HINT}", value=value)
 
 
 def fair(**kw):
@@ -91,11 +97,11 @@ CASES = {
     "ScoreSet text": (lambda: ScoreSet("abc", KEEP, 10, 20), "array of real numbers"),
     "ScoreSet None": (lambda: ScoreSet(None, None, None, None), "score"),
     "evaluate None": (lambda: evaluate(None), "takes a ScoreSet"),
-    "evaluate fpr str": (lambda: evaluate(SCORES, fpr="abc"), "fpr must be a number strictly between 0 and 1"),
-    "evaluate fpr None": (lambda: evaluate(SCORES, fpr=None), "fpr"),
-    "evaluate fpr nested": (lambda: evaluate(SCORES, fpr=[[0.1]]), "fpr must be a number"),
-    "evaluate fpr tiny": (lambda: evaluate(SCORES, fpr=(1e-300,)), "is below 1e-12"),
-    "evaluate fpr one": (lambda: evaluate(SCORES, fpr=(1.0,)), "strictly between 0 and 1"),
+    "evaluate fpr str": (lambda: evaluate(SCORES, fpr="abc"), bad_fpr("abc")),
+    "evaluate fpr None": (lambda: evaluate(SCORES, fpr=None), bad_fpr(None)),
+    "evaluate fpr nested": (lambda: evaluate(SCORES, fpr=[[0.1]]), bad_fpr([0.1])),
+    "evaluate fpr tiny": (lambda: evaluate(SCORES, fpr=(1e-300,)), bad_fpr(1e-300)),
+    "evaluate fpr one": (lambda: evaluate(SCORES, fpr=(1.0,)), bad_fpr(1.0)),
     "evaluate n_boot float": (lambda: evaluate(SCORES, n_boot=1.5), "n_boot must be an integer"),
     "evaluate n_boot huge": (lambda: evaluate(SCORES, n_boot=10**8), "n_boot must be an integer"),
     "evaluate seed None": (lambda: evaluate(SCORES, seed=None, n_boot=0), "seed must be an integer"),

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from dpaudit import DataError
+from dpaudit._validation import WHOLE
 from dpaudit.mia.designs import keep_matrix
-from dpaudit.mia.scores import ScoreSet
+from dpaudit.mia.scores import TRAIN_SIZE_HINT, ScoreSet
 from tests.hostile.conftest import assert_one_line_error
 
 KEEP = keep_matrix(8, 10, seed=0)
@@ -55,7 +56,7 @@ BAD = [
     ("meta_version.npz", lambda p: _npz(p, score=_score(), keep=KEEP, meta_json=np.array(META.replace('"version": 1', '"version": 9'))),
      "version 9 is not supported"),
     ("meta_train_size.npz", lambda p: _npz(p, score=_score(), keep=KEEP, meta_json=np.array(META.replace('"train_size": 5', '"train_size": -5'))),
-     "train_size must satisfy"),
+     WHOLE.format(name="train_size", bounds=" >= 1 and <= 9" + TRAIN_SIZE_HINT, value=-5)),
     ("text.npz", lambda p: p.write_text("hello"), "not an .npz archive"),
     ("empty.npz", lambda p: p.write_bytes(b""), "not an .npz archive"),
     ("single.npz", lambda p: p.write_bytes(_npy_bytes()), "holds a single array"),

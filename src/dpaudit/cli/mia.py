@@ -7,29 +7,58 @@ from typing import Any
 
 import typer
 
+from dpaudit._validation import one_of
 from dpaudit.cli._app import app, command_group, fail, output_path, user_errors, write_json, wrote
+from dpaudit.mia.evaluate import (
+    ATTACKS,
+    DEFAULT_ATTACK,
+    DEFAULT_FPR,
+    DEFAULT_N_BOOT,
+    DEFAULT_SIGN,
+    DEFAULT_THRESHOLD,
+    SIGNS,
+    THRESHOLD_KINDS,
+)
+from dpaudit.mia.simulate import FPC_DEFAULTS, FPC_DESIGNS
+from dpaudit.mia.train.models import MODELS, TABPFN_WEIGHTS_ENV
+from dpaudit.mia.train.trainer import (
+    DEFAULT_BACKEND,
+    DEFAULT_DATASET,
+    DEFAULT_DESIGN,
+    DEFAULT_MODEL,
+    DEFAULT_TRAINER,
+)
 
-mia_app = command_group("Membership-inference evaluation (LiRA, calibrated TPR at low FPR).")
+mia_app = command_group(f"Membership-inference evaluation (attacks: {', '.join(ATTACKS)}; calibrated TPR at low FPR).")
 app.add_typer(mia_app, name="mia")
+
+#: The simulations of ``dpaudit mia simulate``.
+_SIMULATIONS = ("calibration", "fpc")
 
 
 def _alphas(values: list[float]) -> tuple[float, ...]:
-    return tuple(values) if values else (1e-2, 1e-3)
+    return tuple(values) if values else DEFAULT_FPR
 
 
 @mia_app.command("evaluate")
 @user_errors
 def mia_evaluate(
     file: Path = typer.Argument(..., help="A ScoreSet .npz file (format: dpaudit.mia.scores) or a run directory of `dpaudit mia train`."),
-    fpr: list[float] = typer.Option([], "--fpr", help="Target FPR α; repeatable (default 0.01 and 0.001)."),
-    threshold: str = typer.Option("t", "--threshold", help="PP threshold of the headline: t or normal."),
+    fpr: list[float] = typer.Option([], "--fpr", help="Target FPR α; repeatable (default "
+                                    f"{' and '.join(f'{a:g}' for a in DEFAULT_FPR)})."),
+    threshold: str = typer.Option(DEFAULT_THRESHOLD, "--threshold", metavar="|".join(THRESHOLD_KINDS),
+                                  help="PP threshold of the headline: Student t or normal."),
     fpc: bool = typer.Option(False, "--fpc", help="Finite-population correction σ²/(1 − N/N+)."),
-    n_boot: int = typer.Option(200, "--n-boot", help="Bootstrap replicates over models and records (0: none)."),
+    n_boot: int = typer.Option(DEFAULT_N_BOOT, "--n-boot", help="Bootstrap replicates over models and records "
+                               "(0: none)."),
     strict: bool = typer.Option(False, "--strict", help="Read FPR < α instead of ≤ α (LiRA-code parity)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
-    sign: str = typer.Option("fitted", "--sign", help="PP sign(Δ): fitted (paper) or positive (+1)."),
-    attack: str = typer.Option("lira", "--attack", help="The attack whose statistic the naive rule pools and whose "
-                               "signal the calibrated rules use: lira (online LiRA) or rmia."),
+    sign: str = typer.Option(DEFAULT_SIGN, "--sign", metavar="|".join(SIGNS),
+                             help="PP sign(Δ): from the leave-one-out fits (the paper) or +1."),
+    attack: str = typer.Option(DEFAULT_ATTACK, "--attack", metavar="|".join(ATTACKS),
+                               help="The attack whose statistic the naive rule pools and whose signal the calibrated "
+                                    "rules use: " + ", ".join(f"{name} ({cls.title})" for name, cls in ATTACKS.items())
+                                    + "."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Path | None = typer.Option(
         None, "--html", help="Also write the report to this file: one self-contained HTML page (ROC curves, "
@@ -70,19 +99,20 @@ def mia_evaluate(
 @user_errors
 def mia_train(
     out: Path = typer.Argument(..., help="Run directory to write (or to continue, with --resume)."),
-    dataset: str | None = typer.Option(None, "--dataset", help="A registered dataset: adult (default) or credit."),
+    dataset: str | None = typer.Option(None, "--dataset", help="A registered dataset with a prediction task "
+                                       f"(default {DEFAULT_DATASET})."),
     data: Path | None = typer.Option(None, "--data", help="Your own CSV or Parquet file instead of --dataset."),
     label: str | None = typer.Option(None, "--label", help="--data: the label column (two values)."),
     positive: str | None = typer.Option(None, "--positive", help="--data: the positive label (default: the "
                                            "larger of the two in string order)."),
     schema_file: Path | None = typer.Option(None, "--schema", help="--data: a schema JSON declaring the features "
                                                "(Categorical: one-hot, Binned: numeric); default: from column types."),
-    model: str = typer.Option("logreg", "--model", help="logreg, mlp, hgb, tabpfn (needs the tabpfn package and "
-                              "$DPAUDIT_TABPFN_WEIGHTS naming a local checkpoint), or package.module:factory "
-                              "returning a scikit-learn classifier with predict_proba."),
+    model: str = typer.Option(DEFAULT_MODEL, "--model", help=f"{', '.join(MODELS)} (tabpfn needs the tabpfn "
+                              f"package and ${TABPFN_WEIGHTS_ENV} naming a local checkpoint), or "
+                              "package.module:factory returning a scikit-learn classifier with predict_proba."),
     models: int = typer.Option(..., "--models", "-M", help="Number of models M (≥ 6; even for --design efficient)."),
     pool: int = typer.Option(..., "--pool", help="Pool size N+."),
-    design: str = typer.Option("efficient", "--design", help="efficient (every record IN in exactly M/2 models, "
+    design: str = typer.Option(DEFAULT_DESIGN, "--design", help="efficient (every record IN in exactly M/2 models, "
                                "N = N+/2) or poisson (each record in each training set with probability N/N+)."),
     train_size: int | None = typer.Option(None, "--train-size", help="N, the expected training-set size "
                                              "(poisson: any N < N+; default N+ // 2)."),
@@ -92,9 +122,9 @@ def mia_train(
                                       "LocalCluster it starts (default: one per core)."),
     resume: bool = typer.Option(False, "--resume", help="Keep finished models of OUT, train the rest (bit-identical)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
-    trainer: str = typer.Option("auto", "--trainer", help="auto (batched for logreg), batched (logreg: many models per "
+    trainer: str = typer.Option(DEFAULT_TRAINER, "--trainer", help="auto (batched for logreg), batched (logreg: many models per "
                                 "matrix product, ~15x faster) or per-model (one scikit-learn pipeline per task)."),
-    backend: str = typer.Option("local", "--backend", help="Where the models are fitted: local (joblib processes on "
+    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", help="Where the models are fitted: local (joblib processes on "
                                 "this machine) or dask (a Dask cluster: --scheduler ADDRESS, or without it a "
                                 "LocalCluster started on this machine; needs pip install 'dpaudit\\[dask]'). "
                                 "This machine writes RUN either way; the result is bit-identical."),
@@ -126,10 +156,11 @@ def mia_simulate(
     kind: str = typer.Argument(..., help="calibration (per-record Gaussian scores) or fpc (finite-population bias)."),
     models: int = typer.Option(64, "--models", help="Number of models M."),
     records: int = typer.Option(2000, "--records", help="calibration: pool records N+."),
-    pool: int = typer.Option(1000, "--pool", help="fpc: pool size N+."),
-    train: int = typer.Option(500, "--train", help="fpc: training-set size N."),
-    repeats: int = typer.Option(20, "--repeats", help="fpc: independent pools."),
-    design: str = typer.Option("efficient", "--design", help="fpc: efficient (N = N+/2, keep matrix) or subsets."),
+    pool: int = typer.Option(FPC_DEFAULTS["pool_size"], "--pool", help="fpc: pool size N+."),
+    train: int = typer.Option(FPC_DEFAULTS["train_size"], "--train", help="fpc: training-set size N."),
+    repeats: int = typer.Option(FPC_DEFAULTS["n_repeats"], "--repeats", help="fpc: independent pools."),
+    design: str = typer.Option(FPC_DESIGNS[0], "--design", metavar="|".join(FPC_DESIGNS),
+                               help="fpc: efficient (N = N+/2, keep matrix) or subsets."),
     seed: int = typer.Option(0, "--seed", help="Simulation seed."),
     fpr: list[float] = typer.Option([], "--fpr", help="calibration: α values to evaluate; repeatable."),
     out: Path | None = typer.Option(None, "--out", help="calibration: write the ScoreSet .npz; fpc: the JSON."),
@@ -138,8 +169,7 @@ def mia_simulate(
     """Simulations with known truth: does each TPR rule recover the true mean per-record TPR; σ_emp/σ_ana vs √FPC."""
     from dpaudit.mia import simulate
 
-    if kind not in ("calibration", "fpc"):
-        fail(f"simulation must be 'calibration' or 'fpc', got {kind!r}")
+    kind = one_of("simulation", kind, _SIMULATIONS)
     if out is not None:
         output_path(out)  # before simulating
     if kind == "fpc":

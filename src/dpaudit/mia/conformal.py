@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit._errors import DPAuditError
-from dpaudit._validation import unit_interval
+from dpaudit._validation import unit_interval, whole_number
 from dpaudit.mia.fits import column_blocks
 from dpaudit.mia.scores import check_score_keep
 
@@ -89,8 +88,8 @@ def conformal_ranks(score: object, keep: object, *, cap: int | None = None) -> C
     [0, 1, 0, 0, 1, 0]
     """
     s, k = check_score_keep(score, keep)
-    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1):
-        raise DPAuditError(f"cap must be a positive integer (or None), got {cap!r}")
+    if cap is not None:
+        cap = whole_number("cap", cap, minimum=1, hint=" (or None: no cap)")
     n_out = (~k).sum(axis=0)
     top = int(n_out.max()) if cap is None else min(int(cap), int(n_out.max()))
     greater = np.empty(s.shape, dtype=np.int32)

@@ -55,13 +55,21 @@ import numpy as np
 from scipy import stats
 
 from dpaudit._errors import DPAuditError
-from dpaudit._validation import flag, one_of, unit_interval, whole_number
-from dpaudit.mia.attacks import Attack, attack_from
-from dpaudit.mia.calibrate import design_fpc
+from dpaudit._validation import flag, number, one_of, whole_number
+from dpaudit.mia.attacks import ATTACKS, DEFAULT_ATTACK, Attack, attack_from
+from dpaudit.mia.calibrate import (
+    DEFAULT_SIGN,
+    DEFAULT_THRESHOLD,
+    SIGNS,
+    THRESHOLD_KINDS,
+    design_fpc,
+)
 from dpaudit.mia.curves import CURVE_POINTS, CURVE_TARGETS, CurveSample, fpr_histogram, naive_curve, parametric_curve
 from dpaudit.mia.designs import poisson_inclusion
 from dpaudit.mia.fits import LooFitter, RecordMoments, record_moments
-from dpaudit.mia.metrics import Bootstrap
+from dpaudit.mia.metrics import DEFAULT_LEVEL, DEFAULT_N_BOOT, Bootstrap
+from dpaudit.mia.metrics._inputs import check_level
+from dpaudit.mia.metrics.epsilon import check_delta
 from dpaudit.mia.metrics.pooled import mann_whitney_auc
 from dpaudit.mia.metrics.replicates import TargetSets
 from dpaudit.mia.per_record import parametric_per_record
@@ -71,7 +79,15 @@ from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.statistic import Statistic, smallest_above, sorted_positives
 from dpaudit.mia.tally import RulePlan, Tally, first_pass, naive_pass
 
-__all__ = ["evaluate", "MiaReport", "RULES", "RULE_NAMES", "MIN_FPR", "MAX_BOOT", "CURVE_POINTS", "CURVE_TARGETS"]
+__all__ = ["evaluate", "MiaReport", "RULES", "RULE_NAMES", "MIN_FPR", "MAX_BOOT", "CURVE_POINTS", "CURVE_TARGETS",
+           "DEFAULT_FPR", "DEFAULT_N_BOOT", "DEFAULT_LEVEL", "DEFAULT_THRESHOLD", "DEFAULT_SIGN", "DEFAULT_ATTACK",
+           "THRESHOLD_KINDS", "SIGNS", "ATTACKS", "FPR_FLOOR_HINT"]
+
+# The defaults of :func:`evaluate`, each defined once where its concept lives and gathered here for the
+# command line (``dpaudit mia evaluate``): DEFAULT_ATTACK (:mod:`dpaudit.mia.attacks`), DEFAULT_THRESHOLD
+# and DEFAULT_SIGN (:mod:`dpaudit.mia.calibrate`), DEFAULT_N_BOOT and DEFAULT_LEVEL (:mod:`dpaudit.mia.metrics`).
+#: The target false-positive rates α unless the caller asks for others.
+DEFAULT_FPR: tuple[float, ...] = (1e-2, 1e-3)
 
 #: The smallest target FPR :func:`evaluate` accepts: measuring α needs ~1/α non-member scores, and
 #: beyond 1e-12 the t and normal quantiles lose the precision that separates thresholds.
@@ -79,6 +95,9 @@ MIN_FPR = 1e-12
 #: The most bootstrap replicates :func:`evaluate` draws (each is a full resampled evaluation; the
 #: 95 % interval is stable to ±0.5 % of its width well before this).
 MAX_BOOT = 10_000
+
+#: Why α has a floor (the ``hint`` of the message of an ``fpr`` below :data:`MIN_FPR`).
+FPR_FLOOR_HINT = " (measuring α takes ~1/α non-member scores)"
 
 #: What a score set's ``meta`` says about how it was made that the report repeats (``options["scores"]``).
 _MENTIONED_META = ("dataset", "data", "model", "design", "trainer", "seed", "simulation", "null")
@@ -101,16 +120,16 @@ def _jarque_bera_share(moments: RecordMoments, level: float = 0.01) -> float:
 def evaluate(
     scores: ScoreSet,
     *,
-    attack: str | Attack | None = None,
-    fpr: Sequence[float] = (1e-2, 1e-3),
-    threshold_kind: str = "t",
+    attack: str | Attack | None = DEFAULT_ATTACK,
+    fpr: Sequence[float] = DEFAULT_FPR,
+    threshold_kind: str = DEFAULT_THRESHOLD,
     fpc: bool = False,
     strict: bool = False,
-    n_boot: int = 200,
-    level: float = 0.95,
+    n_boot: int = DEFAULT_N_BOOT,
+    level: float = DEFAULT_LEVEL,
     delta: float = 0.0,
     seed: int = 0,
-    sign: str = "fitted",
+    sign: str = DEFAULT_SIGN,
 ) -> MiaReport:
     """Membership-inference vulnerability of a ScoreSet at low FPR, computed reliably.
 
@@ -118,7 +137,7 @@ def evaluate(
     ----------
     scores : ScoreSet
         Scores (M, N+) and membership; every record IN and OUT in ≥ 3 models.
-    attack : name, Attack or None, default None (LiRA)
+    attack : name, Attack or None, default :data:`~dpaudit.mia.attacks.DEFAULT_ATTACK` (LiRA; None: the same)
         The attack (:data:`dpaudit.mia.attacks.ATTACKS`: ``"lira"``, ``"rmia"``), by name with its
         defaults or configured (``LiRA(variance="global")``).
     fpr : sequence of float, default (1e-2, 1e-3)
@@ -192,13 +211,14 @@ def evaluate(
         raise DPAuditError(f"evaluate() takes a ScoreSet, got {type(scores).__name__}; build one with ScoreSet(...)")
     attack = attack_from(attack)
     alphas = _checked_alphas(fpr)
-    threshold_kind = one_of("threshold", threshold_kind, ("t", "normal"))
+    threshold_kind = one_of("threshold", threshold_kind, THRESHOLD_KINDS)
     n_boot = whole_number("n_boot", n_boot, minimum=0, maximum=MAX_BOOT)
     seed = whole_number("seed", seed, minimum=0)
     fpc = flag("fpc", fpc)
     strict = flag("strict", strict)
-    sign = one_of("sign", sign, ("fitted", "positive"))
-    level = unit_interval("level", level, " (e.g. 0.95)")
+    sign = one_of("sign", sign, SIGNS)
+    level = check_level(level)
+    delta = check_delta(delta)
     keep = np.asarray(scores.keep)
     n_models, n_records = keep.shape
     design_factor, fpc_n, fpc_source = design_fpc(scores)
@@ -256,8 +276,4 @@ def _checked_alphas(fpr: Sequence[float]) -> tuple[float, ...]:
     alphas = tuple(fpr) if isinstance(fpr, Sequence) and not isinstance(fpr, str) else (fpr,)
     if not alphas:
         raise DPAuditError("fpr needs at least one target false-positive rate, e.g. (0.01,)")
-    alphas = tuple(unit_interval("fpr", a) for a in alphas)
-    if min(alphas) < MIN_FPR:
-        raise DPAuditError(f"fpr {min(alphas):g} is below {MIN_FPR:g}: no evaluation holds the ~1/fpr non-member "
-                           "scores needed to measure it; ask for a larger false-positive rate")
-    return alphas
+    return tuple(number("fpr", a, low=MIN_FPR, high=1.0, high_open=True, hint=FPR_FLOOR_HINT) for a in alphas)

@@ -57,8 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from dpaudit._errors import DPAuditError
-from dpaudit._validation import unit_interval
+from dpaudit._validation import number_array, unit_interval
 from dpaudit.mia.calibrate import threshold
 from dpaudit.mia.conformal import (
     ConformalRanks,
@@ -244,9 +243,7 @@ def normal_tail_umvue(threshold_value: np.ndarray, n: np.ndarray, mean: np.ndarr
     >>> round(float(est.mean()), 3), round(float(1 - special.ndtr(1.5)), 3)
     (0.067, 0.067)
     """
-    n = np.asarray(n, dtype=np.float64)
-    if np.any(n < 3):
-        raise DPAuditError("the unbiased normal tail estimate needs at least 3 scores per record")
+    n = number_array("n", n, low=3.0, hint=" (the unbiased tail estimate needs 3 scores per record)")
     with np.errstate(divide="ignore", invalid="ignore"):
         w = np.sqrt(n) * (threshold_value - mean) / ((n - 1) * sd)
     half = (n - 2) / 2

@@ -130,7 +130,7 @@ class ScoreSet(ScoreShape):
     >>> ScoreSet(np.zeros((6, 4)), keep, train_size=4, pool_size=4)
     Traceback (most recent call last):
     ...
-    dpaudit._errors.DataError: train_size must satisfy 0 < train_size < pool_size = 4, got 4
+    dpaudit._errors.DataError: train_size must be an integer >= 1 and <= 3 (smaller than pool_size), got 4
     """
 
     score: np.ndarray
@@ -257,7 +257,7 @@ MAX_ABS_SCORE = 1e150
 
 
 #: Why a training set is smaller than the pool (the ``hint`` of the message of :func:`check_train_size`).
-TRAIN_SIZE_HINT = " (fewer than the pool_size records, so that FPC = 1 − N/N+ > 0)"
+TRAIN_SIZE_HINT = " (smaller than pool_size)"
 
 
 def check_train_size(train_size: Any, pool_size: int, *, error: type[DPAuditError] = DPAuditError) -> int:
@@ -267,10 +267,10 @@ def check_train_size(train_size: Any, pool_size: int, *, error: type[DPAuditErro
     --------
     >>> check_train_size(3, 6)
     3
-    >>> check_train_size(6, 6)  # doctest: +ELLIPSIS
+    >>> check_train_size(6, 6)
     Traceback (most recent call last):
     ...
-    dpaudit._errors.DPAuditError: train_size must be an integer >= 1 and <= 5 (fewer than ...), got 6
+    dpaudit._errors.DPAuditError: train_size must be an integer >= 1 and <= 5 (smaller than pool_size), got 6
     """
     return whole_number("train_size", train_size, minimum=1, maximum=pool_size - 1, hint=TRAIN_SIZE_HINT, error=error)
 

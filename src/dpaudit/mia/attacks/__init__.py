@@ -9,29 +9,27 @@ Adding an attack is one module plus one line here.
 
 from __future__ import annotations
 
-from dpaudit._errors import DPAuditError
+from dpaudit._validation import one_of
 from dpaudit.mia.attacks._base import Attack
 from dpaudit.mia.attacks.lira import LiRA
 from dpaudit.mia.attacks.rmia import RMIA
 
-__all__ = ["Attack", "LiRA", "RMIA", "ATTACKS", "attack_from"]
+__all__ = ["Attack", "LiRA", "RMIA", "ATTACKS", "DEFAULT_ATTACK", "attack_from"]
 
 #: The registered attacks by name.
 ATTACKS: dict[str, type[Attack]] = {cls.name: cls for cls in (LiRA, RMIA)}
+#: The attack of an evaluation that names none.
+DEFAULT_ATTACK = LiRA.name
 
 
 def attack_from(spec: str | Attack | None) -> Attack:
-    """An attack instance from a registered name, an instance, or None (LiRA with its defaults).
+    """An attack instance from a registered name, an instance, or None (:data:`DEFAULT_ATTACK` with its defaults).
 
     Examples
     --------
     >>> attack_from("lira")
     LiRA(location='mean', variance='per-record')
     """
-    if spec is None:
-        return LiRA()
     if isinstance(spec, Attack):
         return spec
-    if not isinstance(spec, str) or spec not in ATTACKS:
-        raise DPAuditError(f"unknown attack {spec!r}; choose from: {', '.join(ATTACKS)}")
-    return ATTACKS[spec]()
+    return ATTACKS[one_of("attack", DEFAULT_ATTACK if spec is None else spec, ATTACKS)]()

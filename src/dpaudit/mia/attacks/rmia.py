@@ -60,7 +60,7 @@ import numpy as np
 from scipy import special
 
 from dpaudit._errors import DPAuditError
-from dpaudit._validation import number, seed_value, whole_number
+from dpaudit._validation import flag, number, number_array, seed_value, whole_number
 from dpaudit.mia.attacks._base import Attack
 from dpaudit.mia.fits import LooFits
 from dpaudit.mia.scores import ScoreSet
@@ -163,10 +163,9 @@ def rmia_score(prob: Any, *, gamma: float = 1.0, keep: Any = None, a: float = 0.
     a = number("a", a, low=0.0, high=1.0)
     n_population = whole_number("n_population", n_population, minimum=1)
     seed = whole_number("seed", seed, minimum=0)
-    prob = np.asarray(prob, dtype=np.float64)
-    if prob.ndim != 2 or min(prob.shape) < 2 or not ((prob > 0) & (prob <= 1)).all():
-        raise DPAuditError(f"prob must be an (M, N+) array of probabilities in (0, 1], M and N+ >= 2; got shape "
-                           f"{prob.shape}")
+    prob = number_array("prob", prob, low=0.0, low_open=True, high=1.0, hint=" (a probability)")
+    if prob.ndim != 2 or min(prob.shape) < 2:
+        raise DPAuditError(f"prob must be an (M, N+) array with M and N+ >= 2; got shape {prob.shape}")
     if keep is not None:
         keep = np.asarray(keep, dtype=bool)
         if keep.shape != prob.shape or ((~keep).sum(axis=0) < 2).any():
@@ -240,9 +239,7 @@ class RMIA(Attack):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "gamma", number("gamma", self.gamma, low=0.0, low_open=True))
-        if not isinstance(self.offline, (bool, np.bool_)):
-            raise DPAuditError(f"offline must be True or False, got {self.offline!r}")
-        object.__setattr__(self, "offline", bool(self.offline))
+        object.__setattr__(self, "offline", flag("offline", self.offline))
         object.__setattr__(self, "a", number("a", self.a, low=0.0, high=1.0))
         object.__setattr__(self, "n_population", whole_number("n_population", self.n_population, minimum=1))
         object.__setattr__(self, "seed", seed_value("seed", self.seed, allow_none=False))

@@ -25,6 +25,7 @@ References
 """
 
 from dpaudit.mia.simulate.calibration import DEFAULT_ALPHAS, SimulatedScores, gaussian_scores
-from dpaudit.mia.simulate.fpc import FpcResult, fpc_simulation
+from dpaudit.mia.simulate.fpc import FPC_DEFAULTS, FPC_DESIGNS, FpcResult, fpc_simulation
 
-__all__ = ["SimulatedScores", "gaussian_scores", "FpcResult", "fpc_simulation", "DEFAULT_ALPHAS"]
+__all__ = ["SimulatedScores", "gaussian_scores", "FpcResult", "fpc_simulation", "DEFAULT_ALPHAS", "FPC_DESIGNS",
+           "FPC_DEFAULTS"]

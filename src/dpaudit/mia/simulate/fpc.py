@@ -22,9 +22,12 @@ from dpaudit.mia.designs import efficient_models, keep_matrix
 from dpaudit.mia.scores import check_train_size
 from dpaudit.mia.simulate._summary import summary
 
-__all__ = ["FpcResult", "fpc_simulation"]
+__all__ = ["FpcResult", "fpc_simulation", "FPC_DESIGNS", "FPC_DEFAULTS"]
 
-_DESIGNS = ("efficient", "subsets")
+#: The training-set designs :func:`fpc_simulation` compares, the first its default.
+FPC_DESIGNS = ("efficient", "subsets")
+#: The sizes :func:`fpc_simulation` (and ``dpaudit mia simulate fpc``) uses unless told otherwise.
+FPC_DEFAULTS = {"pool_size": 1000, "train_size": 500, "n_repeats": 20}
 _CHUNK_VALUES = 1 << 22  # fresh-data draws are made in chunks of at most this many floats
 
 
@@ -184,12 +187,12 @@ def _fresh_model_means(rng: np.random.Generator, n_models: int, train_size: int,
 
 def fpc_simulation(
     *,
-    pool_size: int = 1000,
-    train_size: int = 500,
+    pool_size: int = FPC_DEFAULTS["pool_size"],
+    train_size: int = FPC_DEFAULTS["train_size"],
     n_models: int = 256,
-    n_repeats: int = 20,
+    n_repeats: int = FPC_DEFAULTS["n_repeats"],
     dim: int = 1,
-    design: str = "efficient",
+    design: str = FPC_DESIGNS[0],
     noise_sd: float = 0.0,
     n_fresh: int | None = None,
     seed: int | None,
@@ -276,7 +279,7 @@ def fpc_simulation(
     n_repeats = whole_number("n_repeats", n_repeats, minimum=1)
     dim = whole_number("dim", dim, minimum=1)
     n_fresh = n_models if n_fresh is None else whole_number("n_fresh", n_fresh, minimum=2)
-    design = one_of("design", design, _DESIGNS)
+    design = one_of("design", design, FPC_DESIGNS)
     noise_sd = number("noise_sd", noise_sd, low=0.0, low_open=False)
     seed = seed_value("seed", seed)
     if design == "efficient":

@@ -90,6 +90,8 @@ MODELS: dict[str, ModelSpec] = {
     "hgb": ModelSpec("hgb", {"max_iter": 100, "learning_rate": 0.1, "max_leaf_nodes": 31}, _hgb),
     "tabpfn": ModelSpec("tabpfn", {"n_estimators": 4, "device": "cpu"}, _tabpfn, raw_features=True),
 }
+#: The model of a run that names none.
+DEFAULT_MODEL = "logreg"
 
 
 def logit_confidence(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:

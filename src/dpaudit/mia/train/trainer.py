@@ -36,12 +36,21 @@ from dpaudit._io import check_writable
 from dpaudit._validation import one_of, seed_value, whole_number
 from dpaudit.mia.designs import efficient_models, keep_matrix, poisson_keep
 from dpaudit.mia.scores import check_train_size
-from dpaudit.mia.train.backends import BACKENDS, check_backend, check_workers, dask_client, dask_runner, local_runner
+from dpaudit.mia.train.backends import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    check_backend,
+    check_workers,
+    dask_client,
+    dask_runner,
+    local_runner,
+)
 from dpaudit.mia.train.data import from_file, registered
-from dpaudit.mia.train.models import MODELS, binary_logit, make_pipeline, model_seed, resolve_model
+from dpaudit.mia.train.models import DEFAULT_MODEL, MODELS, binary_logit, make_pipeline, model_seed, resolve_model
 from dpaudit.mia.train.run import RUN_FORMAT, RUN_VERSION, finished_models, prepare, save_score, versions
 
-__all__ = ["train_run", "TRAINERS", "DESIGNS", "BACKENDS", "BATCHED_PARAMS"]
+__all__ = ["train_run", "TRAINERS", "DESIGNS", "BACKENDS", "BATCHED_PARAMS", "DEFAULT_DATASET", "DEFAULT_MODEL",
+           "DEFAULT_DESIGN", "DEFAULT_TRAINER", "DEFAULT_BACKEND"]
 
 #: How the models are fitted: "per-model" (one scikit-learn pipeline per joblib task) or "batched"
 #: (logistic regression only: :mod:`dpaudit.mia.train.batched_logreg`, ``batch_size`` models per task).
@@ -49,6 +58,8 @@ TRAINERS = ("auto", "batched", "per-model")
 #: Membership designs: "efficient" (every record IN in exactly M/2 models, N = N+/2) or "poisson"
 #: (every keep[m, x] an independent Bernoulli(N/N+) draw, any N; :func:`dpaudit.mia.designs.poisson_keep`).
 DESIGNS = ("efficient", "poisson")
+#: The defaults of :func:`train_run` and ``dpaudit mia train`` (with DEFAULT_MODEL, DEFAULT_BACKEND).
+DEFAULT_DATASET, DEFAULT_DESIGN, DEFAULT_TRAINER = "adult", "efficient", "auto"
 #: Settings of the batched logistic-regression trainer (recorded in run.json): models per task,
 #: gradient tolerance on the mean loss (sklearn's loop: tol = 1e-4), iteration cap.
 BATCHED_PARAMS: dict[str, Any] = {"batch_size": 64, "gtol": 1e-8, "max_iter": 1000}
@@ -137,18 +148,18 @@ def train_run(
     label: str | None = None,
     positive: Any = None,
     schema: Any = None,
-    model: str = "logreg",
+    model: str = DEFAULT_MODEL,
     n_models: int,
     pool_size: int,
     train_size: int | None = None,
-    design: str = "efficient",
+    design: str = DEFAULT_DESIGN,
     seed: int = 0,
     n_jobs: int | None = None,
     resume: bool = False,
     progress: bool = True,
-    trainer: str = "auto",
+    trainer: str = DEFAULT_TRAINER,
     batch_size: int | None = None,
-    backend: str = "local",
+    backend: str = DEFAULT_BACKEND,
     scheduler: str | None = None,
 ) -> Path:
     """Train M models on membership splits of a pool and write their scores to ``out_dir``.
@@ -273,7 +284,7 @@ def train_run(
             raise DPAuditError("a data file needs its label column: label=... (--label COL)")
         source = from_file(data, label=label, positive=positive, schema=schema)
     else:
-        source = registered(dataset or "adult")
+        source = registered(dataset or DEFAULT_DATASET)
     n_rows = len(source.frame)
     if pool_size > n_rows:
         raise DPAuditError(f"pool_size {pool_size} exceeds the {n_rows:,} rows of {source.name!r}")
