@@ -210,18 +210,22 @@ def test_bad_criteria_are_refused_before_any_row_is_read(frame, schema, counting
 
 @pytest.fixture
 def reading_spy(monkeypatch):
-    """Replace the step of count_tables that reads rows (and the copy into Spark) by a spy: the checks
-    count_tables makes on the criteria (columns present, declared, table size) come before it."""
+    """Replace the step of count_tables that reads rows (and every registered engine's copy of the data
+    into it, ``Engine.to_frame``) by a spy: the checks count_tables makes on the criteria (columns present,
+    declared, table size) come before it."""
     calls = []
 
     def spy(*args, **kwargs):
         calls.append(args)
-        raise AssertionError("rows were read (or copied into Spark) before the bad criterion was refused")
+        raise AssertionError("rows were read (or copied into an engine) before the bad criterion was refused")
 
     import sys
 
+    from dpaudit.engines import ENGINES
+
     monkeypatch.setattr(sys.modules["dpaudit.counts"], "_tally", spy)
-    monkeypatch.setattr(sys.modules["dpaudit.audit"], "to_spark", spy)  # the module, not the function
+    for engine in ENGINES.values():
+        monkeypatch.setattr(engine, "to_frame", spy)  # the registered instance: what audit() calls
     return calls
 
 

@@ -1,8 +1,9 @@
 """Opening data as a narwhals frame, reaching its columns safely, and reading domains off it.
 
 :func:`open_frame` wraps any supported input (pandas, polars, pyarrow, DuckDB, Spark, a CSV/Parquet
-path); :func:`_engine_names` renames the needed columns by position so no engine parses their
-names; :func:`infer_schema` reads categorical domains off the data (a data-derived schema, not DP).
+path); :func:`_engine_names` has the frame's engine rename the needed columns by position so it
+parses none of their names; :func:`infer_schema` reads categorical domains off the data (a
+data-derived schema, not DP).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from dpaudit._datafiles import open_file
 from dpaudit._errors import DataError
 from dpaudit._io import plain
+from dpaudit.engines import engine_of
 from dpaudit.schema import Categorical, Domain, Schema, _is_missing
 
 
@@ -102,19 +104,6 @@ def infer_schema(data: Any, columns: Iterable[str] | None = None, *, missing_lab
 
 def _engine_names(frame: Any, columns: Sequence[str]) -> tuple[Any, dict[str, str]]:
     """The frame reduced to ``columns``, each renamed by position to ``__dpaudit_<i>``, and the new
-    name of each column.
-
-    Engines parse the names they are given: DuckDB and Spark read a dot as a field access
-    (``default.payment.next.month``, a binned ``s.core``), backticks or quotes as quoting, and Spark
-    matches case-insensitively. Reaching a column by position parses nothing (``nw.nth``; Spark's
-    ``toDF``), so every column is counted exactly as named.
-    """
-    import narwhals.stable.v2 as nw
-
-    if frame.implementation.is_spark_like():
-        from dpaudit._spark import positional_columns
-
-        return positional_columns(frame, columns)
-    position = {c: i for i, c in enumerate(frame.columns)}
-    names = {c: f"__dpaudit_{position[c]}" for c in columns}
-    return frame.select(*[nw.nth(position[c]).alias(names[c]) for c in columns]), names
+    name of each column, by the frame's engine (:meth:`dpaudit.engines.Engine.positional_columns`),
+    so no engine parses a column's name."""
+    return engine_of(frame.to_native()).positional_columns(frame, columns)

@@ -1,8 +1,9 @@
-"""Counting on Apache Spark: the session, reading files with Spark, moving frames onto it.
+"""The Spark engine: the session, reading files with Spark, moving frames onto it.
 
-``audit(spark_dataframe, ...)`` needs nothing from this module but :func:`positional_columns`: a
-PySpark DataFrame is a narwhals LazyFrame, grouped by Spark like any lazy frame (``counts._tally``),
-and only the grouped counts — at most one row per declared cell — are collected to the driver.
+:class:`SparkEngine` is registered as ``"spark"`` in :data:`dpaudit.engines.ENGINES`. A PySpark
+DataFrame is a narwhals LazyFrame, grouped by Spark like any lazy frame (``counts._tally``), and only
+the grouped counts — at most one row per declared cell — are collected to the driver; Spark needs
+only its columns reached by position (:meth:`SparkEngine.positional_columns`).
 ``audit(path, ..., engine="spark")`` (``dpaudit fairness --engine spark FILE``) reads the file with
 Spark here, typed exactly as the DuckDB reader types it (:func:`read_file`).
 
@@ -24,23 +25,75 @@ from typing import Any
 
 from dpaudit._errors import DataError
 
-__all__ = ["ENGINES", "MASTER_ENV", "check_engine", "session", "is_spark_frame", "to_spark", "read_file",
-           "positional_columns", "spark_errors"]
+__all__ = ["SparkEngine", "MASTER_ENV", "session", "is_spark_frame", "read_file", "spark_errors"]
 
-ENGINES = ("duckdb", "spark")
 MASTER_ENV = "DPAUDIT_SPARK_MASTER"
 INSTALL = "pip install 'dpaudit[spark]'"
 
 
-def check_engine(engine: Any) -> str:
-    """``engine`` if it is ``"duckdb"`` or ``"spark"`` (and pyspark is importable for ``"spark"``);
-    DataError otherwise. Imports nothing heavy and starts nothing."""
-    from dpaudit._validation import one_of
+class SparkEngine:
+    """Counting on Spark (:data:`dpaudit.engines.ENGINES` ``"spark"``): a path is read by Spark, a
+    frame is copied to it through Arrow, a Spark DataFrame is counted where it is.
 
-    one_of("engine", engine, ENGINES, error=DataError)
-    if engine == "spark":
+    It satisfies the :class:`dpaudit.engines.Engine` protocol structurally (mypy checks it at the
+    registration) rather than subclassing it, because the registry imports this module."""
+
+    name = "spark"
+    summary = (f"a path is read by Spark, a frame is copied to it ({INSTALL}; master from ${MASTER_ENV} or "
+               "spark.master, else local[*])")
+
+    def check(self) -> None:
+        """DataError when pyspark is not installed; starts nothing."""
         _require_pyspark()
-    return str(engine)
+
+    def owns(self, data: Any) -> bool:
+        return is_spark_frame(data)
+
+    def copies(self, data: Any) -> bool:
+        return not self.owns(data)
+
+    def errors(self, what: str) -> contextlib.AbstractContextManager[None]:
+        return spark_errors(what)
+
+    def to_frame(self, data: Any, kinds: Mapping[str, str] | None = None) -> Any:
+        """``data`` as a PySpark DataFrame: a Spark DataFrame as it is, a CSV/Parquet path read by
+        Spark (:func:`read_file`), an in-memory frame (pandas, polars, pyarrow) or a DuckDB relation
+        through Arrow."""
+        if is_spark_frame(data):
+            return data
+        if isinstance(data, (str, Path)):
+            return read_file(Path(data), kinds)
+        import narwhals.stable.v2 as nw
+
+        try:
+            frame = nw.from_native(data)
+        except TypeError:
+            raise DataError(
+                f"cannot read data of type {type(data).__module__}.{type(data).__name__}; pass a Spark DataFrame, "
+                "a pandas, polars or pyarrow table, a DuckDB relation, or the path of a CSV or Parquet file"
+            ) from None
+        if isinstance(frame, nw.LazyFrame):
+            frame = frame.collect()
+        table = frame.to_arrow()
+        spark = session()
+        with spark_errors("the frame"):
+            return spark.createDataFrame(table)
+
+    def positional_columns(self, frame: Any, columns: Sequence[str]) -> tuple[Any, dict[str, str]]:
+        """The Spark-backed narwhals ``frame`` reduced to ``columns``, renamed by position to
+        ``__dpaudit_<i>``, and the new name of each column.
+
+        Spark parses the names it is given: a dot is a field access (``default.payment.next.month``),
+        backticks quote, and names match case-insensitively. ``toDF`` renames by position, parsing
+        nothing, so every column is reached exactly as named.
+        """
+        import narwhals.stable.v2 as nw
+
+        native = frame.to_native()
+        position = {c: i for i, c in enumerate(native.columns)}
+        names = {c: f"__dpaudit_{position[c]}" for c in columns}
+        renamed = native.toDF(*[f"__dpaudit_{i}" for i in range(len(native.columns))])
+        return nw.from_native(renamed.select(*names.values())), names
 
 
 def _require_pyspark() -> None:
@@ -112,30 +165,6 @@ def spark_errors(what: str) -> Iterator[None]:
         raise DataError(f"Spark failed while counting {what}: {_first_line(exc)}") from None
 
 
-def to_spark(data: Any, kinds: Mapping[str, str] | None = None) -> Any:
-    """``data`` as a PySpark DataFrame: a Spark DataFrame as it is, a CSV/Parquet path read by Spark
-    (:func:`read_file`), an in-memory frame (pandas, polars, pyarrow) or a DuckDB relation through Arrow."""
-    if is_spark_frame(data):
-        return data
-    if isinstance(data, (str, Path)):
-        return read_file(Path(data), kinds)
-    import narwhals.stable.v2 as nw
-
-    try:
-        frame = nw.from_native(data)
-    except TypeError:
-        raise DataError(
-            f"cannot read data of type {type(data).__module__}.{type(data).__name__}; pass a Spark DataFrame, a "
-            "pandas, polars or pyarrow table, a DuckDB relation, or the path of a CSV or Parquet file"
-        ) from None
-    if isinstance(frame, nw.LazyFrame):
-        frame = frame.collect()
-    table = frame.to_arrow()
-    spark = session()
-    with spark_errors("the frame"):
-        return spark.createDataFrame(table)
-
-
 # DuckDB's column types (as the DuckDB reader types a CSV file) → Spark SQL types
 _SPARK_TYPES = {
     "VARCHAR": "StringType", "BOOLEAN": "BooleanType", "TINYINT": "ByteType", "SMALLINT": "ShortType",
@@ -193,19 +222,3 @@ def read_file(path: Path, kinds: Mapping[str, str] | None = None) -> Any:
                               quote=quote, escape=escape or quote, mode="FAILFAST", multiLine=False,
                               encoding="UTF-8", dateFormat="yyyy-MM-dd")
 
-
-def positional_columns(frame: Any, columns: Sequence[str]) -> tuple[Any, dict[str, str]]:
-    """The Spark-backed narwhals ``frame`` reduced to ``columns``, renamed by position to
-    ``__dpaudit_<i>``, and the new name of each column.
-
-    Spark parses the names it is given: a dot is a field access (``default.payment.next.month``),
-    backticks quote, and names match case-insensitively. ``toDF`` renames by position, parsing
-    nothing, so every column is reached exactly as named.
-    """
-    import narwhals.stable.v2 as nw
-
-    native = frame.to_native()
-    position = {c: i for i, c in enumerate(native.columns)}
-    names = {c: f"__dpaudit_{position[c]}" for c in columns}
-    renamed = native.toDF(*[f"__dpaudit_{i}" for i in range(len(native.columns))])
-    return nw.from_native(renamed.select(*names.values())), names

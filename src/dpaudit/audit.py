@@ -8,19 +8,18 @@ trail (what was counted, which mechanism, ε, sensitivity) and prints a readable
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import math
 import numbers
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dpaudit._errors import DPAuditError, SchemaError
-from dpaudit._spark import check_engine, is_spark_frame, spark_errors, to_spark
 from dpaudit._validation import positive
 from dpaudit.counts import check_counting, count_tables, infer_schema, open_frame
 from dpaudit.criteria import CriterionLike, parse_criteria
+from dpaudit.engines import DEFAULT_ENGINE, Engine, check_engine, describe, engine_of
 from dpaudit.measures import Measure, measure_from, option_fields, options_doc
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.privacy import Budget, exact_release, laplace_release
@@ -142,7 +141,7 @@ def audit(
     budget: Budget | None = None,
     split: Mapping[str, float] | None = None,
     seed: int | None = None,
-    engine: str = "duckdb",
+    engine: str = DEFAULT_ENGINE,
     progress: Callable[[str], None] | None = None,
     **options: Any,
 ) -> AuditResult:
@@ -172,12 +171,12 @@ def audit(
         How ``epsilon`` is shared; equal shares by default.
     seed : int, optional
         Reproducible noise for tests only; voids the DP guarantee (the result says so).
-    engine : {"duckdb", "spark"}, default "duckdb"
-        Where the rows are counted. ``"duckdb"``: a CSV/Parquet path is read with DuckDB, a frame is
-        counted by its own library (a Spark DataFrame by Spark). ``"spark"``: a path is read by Spark
-        (typed as the DuckDB reader types it) and an in-memory frame is moved to Spark first; the
-        session is the active one, else one with master ``$DPAUDIT_SPARK_MASTER`` or Spark's
-        ``spark.master``, else ``local[*]`` (``docs/engines.md``). Needs ``pip install 'dpaudit[spark]'``.
+    engine : str, default "duckdb"
+        Where the rows are counted: a name in :data:`dpaudit.engines.ENGINES` (``docs/engines.md``).
+        A frame native to a registered engine (a Spark DataFrame) is counted by that engine whatever
+        the name. The registered engines:
+
+{engines}
     progress : callable, optional
         Called with a short description of each step as it starts (counting the rows, then each
         measure) and, for U_R, after every block (``"U_R (bag) P ⊥ O | A: block 3/11 exact, 4.2 s"``);
@@ -237,8 +236,9 @@ def audit(
                            "non-private audit)")
     if not (isinstance(schema, Schema) or (isinstance(schema, str) and schema == "infer")):
         _resolve_schema(data, schema)  # no schema, or a wrong kind, is refused before the data are opened
-    with _counted_by(engine, data) as spark_data:
-        data = _on_engine(engine, data, crits, schema) if spark_data else data
+    counter = engine_of(data, engine)
+    with counter.errors("the data"):
+        data = _onto(counter, data, crits, schema) if counter.copies(data) else data
         resolved = _resolve_schema(data, schema)  # a wrong kind of schema is refused before it reads the data
         if progress is not None:
             progress(f"counting rows for {len(crits)} criteria")
@@ -312,8 +312,9 @@ def audit(
     )
 
 
-if audit.__doc__:  # the measures' options, written from the registry (python -OO drops docstrings)
-    audit.__doc__ = audit.__doc__.replace("{options}", options_doc())
+if audit.__doc__:  # the measures' options and the engines, written from the registries (python -OO drops docstrings)
+    audit.__doc__ = audit.__doc__.replace("{options}", options_doc()).replace(
+        "{engines}", "\n".join(f"        - {line}" for line in describe()))
 
 
 def _budget_state(budget: Budget) -> BudgetState:
@@ -323,36 +324,22 @@ def _budget_state(budget: Budget) -> BudgetState:
                        None if path is None else os.fspath(path))
 
 
-@contextlib.contextmanager
-def _counted_by(engine: str, data: Any) -> Iterator[bool]:
-    """Whether Spark counts ``data`` (``engine="spark"``, or a Spark DataFrame); Spark's failures in
-    the block become one-line DataErrors."""
-    if engine != "spark" and not is_spark_frame(data):
-        yield False
-        return
-    with spark_errors("the data"):
-        yield True
-
-
-def _on_engine(engine: str, data: Any, crits: Sequence[Any], schema: Schema | str | None) -> Any:
-    """``data`` as a Spark DataFrame for ``engine="spark"`` (a path read by Spark, typed by the
-    declared schema of the criteria's columns as the DuckDB reader types it); else as given."""
-    if engine != "spark":
-        return data
+def _onto(counter: Engine, data: Any, crits: Sequence[Any], schema: Schema | str | None) -> Any:
+    """``data`` read or copied by ``counter`` (a path typed by the declared schema of the criteria's
+    columns), after the criteria were checked against the data's columns: a bad criterion costs no copy."""
     from dpaudit._frames import _declared_kinds
 
-    if not is_spark_frame(data):  # the criteria against the data's columns before Spark starts or copies
-        frame, keep_alive = open_frame(data)  # lazy: a file's header only
-        try:
-            check_counting(crits, frame.columns, schema if isinstance(schema, Schema) else None)
-        finally:
-            if keep_alive is not None:
-                keep_alive.close()
+    frame, keep_alive = open_frame(data)  # lazy: a file's header only
+    try:
+        check_counting(crits, frame.columns, schema if isinstance(schema, Schema) else None)
+    finally:
+        if keep_alive is not None:
+            keep_alive.close()
     kinds = {}
     if isinstance(schema, Schema):
         needed = {c for crit in crits for c in crit.columns}
         kinds = _declared_kinds(Schema({c: d for c, d in schema.columns.items() if c in needed}))
-    return to_spark(data, kinds)
+    return counter.to_frame(data, kinds)
 
 
 def repair_wcnf(
