@@ -98,6 +98,23 @@ CASES = [
     (["fairness", "{tmp}", "-c", "a ⊥ b", "--exact", "--infer-schema"], "directory"),
     (["fairness", "/dev/null", "-c", "a ⊥ b", "--exact", "--infer-schema"], "registered dataset"),
     (["fairness", "{tmp}/notes.txt", "-c", "a ⊥ b", "--exact", "--infer-schema"], "registered dataset"),
+    # -- output files (--save FILE: the format by its suffix; --html FILE): checked before any work
+    (FAIR + ["--exact", "--save", "{tmp}/out.pdf"], "cannot tell the format of"),
+    (FAIR + ["--exact", "--save", "{tmp}/out"], "cannot tell the format of"),
+    (FAIR + ["--exact", "--save", "{tmp}/.txt"], "cannot tell the format of"),
+    (FAIR + ["--exact", "--save", "{tmp}/no/such/out.txt"], "does not exist"),
+    (FAIR + ["--exact", "--save", "{csv}/out.json"], "is a file"),
+    (FAIR + ["--exact", "--html", "{tmp}/no/such/out.html"], "does not exist"),
+    (FAIR + ["--exact", "--save", "{tmp}/a.txt", "--save", "{tmp}/a.txt"], "is named twice"),
+    (FAIR + ["--exact", "--html", "{tmp}/a.html", "--save", "{tmp}/a.html"], "is named twice"),
+    (["mia", "evaluate", "{scores}", "--save", "{tmp}/r.docx"], "cannot tell the format of"),
+    (["mia", "evaluate", "{scores}", "--save", "{tmp}/missing/r.html"], "does not exist"),
+    (["mia", "evaluate", "{scores}", "--html", "{tmp}/missing/r.html"], "does not exist"),
+    (["report", "{tmp}/missing.json"], "give the file to write"),
+    (["report", "{tmp}/missing.json", "--save", "{tmp}/r.xyz"], "cannot tell the format of"),
+    (["report", "{tmp}/missing.json", "--save", "{tmp}/no/r.txt"], "does not exist"),
+    (["report", "{tmp}/missing.json", "--save", "{tmp}/r.txt"], "does not exist"),  # the document, read next
+    (["report", "{tmp}/notes.txt", "--save", "{tmp}/r.json"], "not valid JSON"),
     # -- repair-wcnf
     (["repair-wcnf", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}", "-o", "{tmp}/out.wcnf", "--semantics", "ci"],
      "semantics 'ci' has no tuple-level WCNF encoding"),
@@ -205,7 +222,8 @@ def test_hostile_option_gives_one_line_and_writes_nothing(cli, workdir, small_cs
     ["repair-wcnf", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}", "-o", "{tmp}/locked/out.wcnf"],
     ["mia", "simulate", "calibration", "--models", "8", "--out", "{tmp}/locked/sim.npz"],
     ["mia", "train", "{tmp}/locked/run", "--models", "6", "--pool", "100"],
-], ids=["repair-wcnf", "simulate", "train"])
+    FAIR + ["--exact", "--save", "{tmp}/locked/r.txt"],
+], ids=["repair-wcnf", "simulate", "train", "fairness --save"])
 def test_read_only_output_folder_is_refused_before_work(cli, workdir, small_csv, monkeypatch, argv):
     """os.access is patched: as root, chmod cannot make a folder read-only."""
     import os

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -20,7 +20,8 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from dpaudit._errors import DPAuditError
 
-__all__ = ["app", "command_group", "fail", "user_errors", "write_json", "output_path", "wrote", "spinner"]
+__all__ = ["app", "command_group", "fail", "user_errors", "write_json", "output_path", "wrote", "spinner",
+           "Saves", "save_option"]
 
 
 # click's exception classes, as the click that typer runs on defines them (newer typer releases bundle
@@ -159,6 +160,51 @@ def output_path(path: Path) -> Path:
 def wrote(path: Path, what: str, *, json_on_stdout: bool = False) -> None:
     """The one line that says what a command wrote: on stdout, or on stderr when stdout is a JSON document."""
     typer.echo(f"wrote {path} ({what})", err=json_on_stdout)
+
+
+def save_option() -> Any:
+    """The repeatable ``--save FILE`` option, its help listing the registered formats' suffixes."""
+    from dpaudit.report import describe_formats
+
+    return typer.Option([], "--save", metavar="FILE", help="Write the result to FILE, in the format its suffix "
+                        f"names: {describe_formats()}; repeatable (docs/reports.md).")
+
+
+class Saves:
+    """The files a command writes beside what it prints (``--save FILE``, ``--html FILE``), in three steps
+    so that a failure leaves no half-done output:
+
+    1. ``Saves(save, html=...)``, before any work: each file's format (by its suffix, from
+       :data:`dpaudit.report.FORMATS`; ``--html`` is the html format whatever the suffix) and
+       :func:`output_path`; a file named twice is refused;
+    2. :meth:`render`, before anything is printed: every document;
+    3. :meth:`write`: each file atomically, followed by its :func:`wrote` line.
+    """
+
+    def __init__(self, save: Sequence[Path] = (), *, html: Path | None = None) -> None:
+        from dpaudit._errors import DataError
+        from dpaudit.report import FORMATS, format_for
+
+        self.targets = ([(html, FORMATS["html"])] if html is not None else []) + [(p, format_for(p)) for p in save]
+        seen: set[Path] = set()
+        for path, _ in self.targets:
+            output_path(path)
+            if path.absolute() in seen:
+                raise DataError(f"{str(path)!r} is named twice as an output file; give each file once")
+            seen.add(path.absolute())
+        self.documents: list[str] = []
+
+    def render(self, result: Any) -> None:
+        """Every document of ``result`` (an AuditResult or an MiaReport), nothing written yet."""
+        self.documents = [fmt.render(result) for _, fmt in self.targets]
+
+    def write(self, *, json_on_stdout: bool = False, of: str | None = None) -> None:
+        """Write the rendered documents; the ``wrote`` line names the format (``… of a {of}``)."""
+        from dpaudit._io import atomic_write_text
+
+        for (path, fmt), text in zip(self.targets, self.documents, strict=True):
+            atomic_write_text(path, text)
+            wrote(path, fmt.description + (f" of a {of}" if of else ""), json_on_stdout=json_on_stdout)
 
 
 @contextlib.contextmanager

@@ -9,7 +9,8 @@ from typing import Any
 import typer
 
 from dpaudit._errors import DPAuditError
-from dpaudit.cli._app import app, fail, output_path, spinner, user_errors, write_json, wrote
+from dpaudit.cli._app import Saves, app, fail, output_path, save_option, spinner, user_errors, write_json, wrote
+from dpaudit.engines import DEFAULT_ENGINE, check_engine, describe
 from dpaudit.measures import MEASURES, Repair, TopContribution
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.measures.contribution import DEFAULT_NAME_CELLS
@@ -131,21 +132,20 @@ def fairness(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Path | None = typer.Option(
-        None, "--html", help="Also write the report to this file: one self-contained HTML page (figures "
-                             "inline, no network; docs/reports.md)."
+        None, "--html", metavar="FILE", help="Also write the report to FILE: one self-contained HTML page (figures "
+                                             "inline, no network; docs/reports.md); the html format of --save, "
+                                             "whatever FILE's suffix."
     ),
+    save: list[Path] = save_option(),
     engine: str = typer.Option(
-        "duckdb", "--engine", help="Where the rows are counted: duckdb (default) or spark (pip install "
-                                   "'dpaudit\\[spark]'; master from $DPAUDIT_SPARK_MASTER or spark.master, else local[*])."
+        DEFAULT_ENGINE, "--engine", help=f"Where the rows are counted: {'; '.join(describe())}.".replace("[", "\\[")
     ),
 ) -> None:
     """Measure how far DATA is from satisfying fairness criteria, with an ε-DP release."""
-    from dpaudit._spark import check_engine
     from dpaudit.audit import audit, resolve_measures
 
     engine = check_engine(engine)  # before anything is read or started
-    if html is not None:
-        output_path(html)  # a bad --html path costs nothing
+    saves = Saves(save, html=html)  # a bad output path or an unknown suffix costs nothing
 
     if exact == (epsilon is not None):
         fail("give exactly one of --epsilon E (a DP release) or --exact (curator-only exact values)")
@@ -172,27 +172,17 @@ def fairness(
         raise
     if result.source is None:  # a registered dataset: name it in the reports
         result = dataclasses.replace(result, source=data)
-    page = _html_report(result) if html is not None else None  # rendered before anything is printed
+    saves.render(result)  # before anything is printed: a failure leaves no half-done output
     if as_json:
         write_json(result, None)
     else:
         from dpaudit.report.rich import print_audit
 
         print_audit(result)
-    if html is not None and page is not None:
-        from dpaudit._io import atomic_write_text
-
-        atomic_write_text(html, page)
-        wrote(html, "HTML report", json_on_stdout=as_json)
+    saves.write(json_on_stdout=as_json)
     if budget is not None:
         typer.echo(f"ledger {ledger}: spent ε = {budget.spent:g} of {budget.total_epsilon:g}, "
                    f"{budget.remaining:g} remains", err=True)
-
-
-def _html_report(result: Any) -> str:
-    from dpaudit.report.html import render_audit
-
-    return render_audit(result)
 
 
 def _open_ledger(path: Path, total: float | None) -> Any:

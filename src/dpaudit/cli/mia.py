@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from dpaudit._validation import one_of
-from dpaudit.cli._app import app, command_group, fail, output_path, user_errors, write_json, wrote
+from dpaudit.cli._app import Saves, app, command_group, fail, output_path, save_option, user_errors, write_json, wrote
 from dpaudit.mia.evaluate import (
     ATTACKS,
     DEFAULT_ATTACK,
@@ -61,16 +61,17 @@ def mia_evaluate(
                                     + "."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Path | None = typer.Option(
-        None, "--html", help="Also write the report to this file: one self-contained HTML page (ROC curves, "
-                             "tables, figures inline, no network; docs/mia.md)."
+        None, "--html", metavar="FILE", help="Also write the report to FILE: one self-contained HTML page (ROC "
+                                             "curves, tables, figures inline, no network; docs/mia.md); the html "
+                                             "format of --save, whatever FILE's suffix."
     ),
+    save: list[Path] = save_option(),
 ) -> None:
     """TPR at low FPR three ways (naive, PP-calibrated, mean per-record), realised FPRs, CIs, ε bounds."""
     from dpaudit.mia.evaluate import evaluate
     from dpaudit.mia.scores import ScoreSet
 
-    if html is not None:
-        output_path(html)  # a bad --html path costs nothing
+    saves = Saves(save, html=html)  # a bad output path or an unknown suffix costs nothing
     if file.is_dir():
         from dpaudit.mia.train import load_run
 
@@ -79,20 +80,12 @@ def mia_evaluate(
         scores = ScoreSet.load(file)
     report = evaluate(scores, attack=attack, fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
                       n_boot=n_boot, strict=strict, seed=seed, sign=sign)
-    page = None
-    if html is not None:  # rendered before anything is printed: a failure leaves no half-done output
-        from dpaudit.report.html_mia import render_mia
-
-        page = render_mia(report)
+    saves.render(report)  # before anything is printed: a failure leaves no half-done output
     if as_json:
         write_json(report, None)
     else:
         typer.echo(str(report))
-    if html is not None and page is not None:
-        from dpaudit._io import atomic_write_text
-
-        atomic_write_text(html, page)
-        wrote(html, "HTML report", json_on_stdout=as_json)
+    saves.write(json_on_stdout=as_json)
 
 
 @mia_app.command("train")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from dpaudit.cli._app import app, output_path, user_errors, wrote
+from dpaudit.cli._app import Saves, app, fail, save_option, user_errors
 
 
 @app.command("report")
@@ -14,28 +14,24 @@ from dpaudit.cli._app import app, output_path, user_errors, wrote
 def report_command(
     result: Path = typer.Argument(..., help="A JSON document saved from dpaudit fairness --json or "
                                             "dpaudit mia evaluate --json."),
-    html: Path = typer.Option(..., "--html", help="The HTML file to write: one self-contained page (figures "
-                                                   "inline, no network; docs/reports.md)."),
+    html: Path | None = typer.Option(None, "--html", metavar="FILE",
+                                     help="The HTML file to write: one self-contained page (figures inline, no "
+                                          "network; docs/reports.md); the html format of --save, whatever FILE's "
+                                          "suffix."),
+    save: list[Path] = save_option(),
 ) -> None:
-    """Turn a saved RESULT.json into the HTML report the run itself would have written."""
+    """Turn a saved RESULT.json into the reports the run itself would have written (--html, --save)."""
     from dpaudit._errors import DataError
-    from dpaudit._io import atomic_write_text
     from dpaudit.report.json import read_json
     from dpaudit.results import AuditResult
 
-    output_path(html)  # before reading anything
+    if html is None and not save:
+        fail("give the file to write: --html FILE or --save FILE (repeatable)")
+    saves = Saves(save, html=html)  # before reading anything
     typed = read_json(result)  # a DataError (one line, exit 2) for a missing, malformed or unknown document
     try:
-        if isinstance(typed, AuditResult):
-            from dpaudit.report.html import render_audit
-
-            page, what = render_audit(typed), "fairness audit"
-        else:
-            from dpaudit.report.html_mia import render_mia
-
-            page, what = render_mia(typed), "membership-inference evaluation"
+        saves.render(typed)
     except (KeyError, IndexError, TypeError, ValueError) as exc:  # parts that contradict each other
         raise DataError(f"{str(result)!r} is not a consistent dpaudit result ({type(exc).__name__}: {exc}); "
                         "save it again with --json") from None
-    atomic_write_text(html, page)
-    wrote(html, f"HTML report of a {what}")
+    saves.write(of="fairness audit" if isinstance(typed, AuditResult) else "membership-inference evaluation")

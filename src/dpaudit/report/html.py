@@ -27,7 +27,8 @@ made of sections, each answering one question a reader of an audit asks:
 Every number is printed with :func:`dpaudit.report._html.fmt` from the value the JSON document
 holds, so a reader (or a test) can check the page against the JSON. :func:`render_audit_fragment`
 returns the same sections without the document around them: what ``AuditResult._repr_html_`` shows
-in a notebook.
+in a notebook. :func:`render_html` is the registered ``html`` format
+(:mod:`dpaudit.report._formats`): this page for an audit, :mod:`dpaudit.report.html_mia`'s for an MIA report.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from dpaudit.report._html import esc, fmt, fragment, key_values, note, page, sec
 from dpaudit.report._html_audit_figures import UNITS, MeasureText, _value_figure
 from dpaudit.results import AuditResult
 
-__all__ = ["render_audit", "render_audit_fragment", "audit_sections", "MEANING", "UNITS", "NEGATIVE_NOTE"]
+__all__ = ["render_html", "render_audit", "render_audit_fragment", "audit_sections", "MEANING", "UNITS", "NEGATIVE_NOTE"]
 
 #: One sentence per registered measure on what it means (``Measure.meaning``; spec ``fairness.md`` §2).
 MEANING = MeasureText("meaning")
@@ -55,6 +56,16 @@ NEGATIVE_NOTE = (
 
 
 # -- the page ---------------------------------------------------------------------------------------
+
+def render_html(result: Any) -> str:
+    """The html format's page (``--html FILE``, ``--save FILE.html``): :func:`render_audit` for an
+    :class:`~dpaudit.results.AuditResult`, :func:`dpaudit.report.html_mia.render_mia` for an MIA report."""
+    if isinstance(result, AuditResult):
+        return render_audit(result)
+    from dpaudit.report.html_mia import render_mia
+
+    return render_mia(result)
+
 
 def render_audit(result: AuditResult) -> str:
     """The audit as one self-contained HTML document (inline CSS and SVG figures, no script, no

@@ -13,7 +13,13 @@ from dpaudit.results import AuditResult
 if TYPE_CHECKING:
     from dpaudit.mia.results import MiaReport
 
-__all__ = ["render_audit", "render_mia", "describe_cell"]
+__all__ = ["render", "render_audit", "render_mia", "describe_cell"]
+
+
+def render(result: AuditResult | MiaReport) -> str:
+    """The text format's document (``--save FILE.txt``): :func:`render_audit` or :func:`render_mia`,
+    ending in a newline — for an MIA evaluation, what ``dpaudit mia evaluate`` prints."""
+    return (render_audit(result) if isinstance(result, AuditResult) else render_mia(result)) + "\n"
 
 
 def render_audit(result: AuditResult) -> str:
