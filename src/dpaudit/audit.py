@@ -234,6 +234,9 @@ def audit(
     elif budget is not None:
         raise DPAuditError("budget records the ε of DP releases: it needs epsilon (drop budget for an exact, "
                            "non-private audit)")
+    elif seed is not None:
+        raise DPAuditError("seed fixes the noise of DP releases: it needs epsilon (an exact audit draws no noise; "
+                           "drop seed)")
     if not (isinstance(schema, Schema) or (isinstance(schema, str) and schema == "infer")):
         _resolve_schema(data, schema)  # no schema, or a wrong kind, is refused before the data are opened
     counter = engine_of(data, engine)

@@ -31,6 +31,7 @@ CASES = [
     # -- fairness: the mode and ε
     (FAIR, "give exactly one of --epsilon"),
     (FAIR + ["--exact", "--epsilon", "1"], "give exactly one of --epsilon"),
+    (FAIR + ["--exact", "--seed", "3"], "seed fixes the noise of DP releases: it needs epsilon"),
     (FAIR + ["--epsilon", "abc"], "Invalid value for '--epsilon'"),
     (FAIR + ["--epsilon", "-1"], "epsilon must be a positive finite number"),
     (FAIR + ["--epsilon", "0"], "epsilon must be a positive finite number"),
