@@ -382,11 +382,15 @@ def test_evaluate_spans_many_blocks(monkeypatch):
 
 def test_a_statistic_that_overflows_is_a_data_error():
     """Equal IN scores (σ_in = 0, floored at 1e-30) against OUT scores near 1e150: LiRA's log density
-    overflows to −inf. The one deliberate difference from the old code, which ranked ±inf (and NaN,
-    where both densities overflow) in its ROC: the evaluation refuses a non-finite statistic."""
+    overflows to −inf. A ScoreSet refuses such scores (above max_abs_score); past that check, the one
+    deliberate difference from the old code, which ranked ±inf (and NaN, where both densities overflow)
+    in its ROC: the evaluation refuses a non-finite statistic."""
     keep = keep_matrix(8, 6, seed=0)
     score = np.where(keep, 0.0, 9e149) + np.where(keep, 0.0, np.arange(8)[:, None] * 1e148)
-    scores = ScoreSet(score, keep, train_size=3, pool_size=6)
+    with pytest.raises(DataError, match=r"magnitude above 1e\+75"):
+        ScoreSet(score, keep, train_size=3, pool_size=6)
+    scores = ScoreSet(np.zeros_like(score), keep, train_size=3, pool_size=6)
+    object.__setattr__(scores, "score", score)  # past the ScoreSet's own check
     with np.errstate(over="ignore", invalid="ignore"):  # the squares of the log densities overflow
         with pytest.raises(DataError, match="lira statistic is not finite .* records 0–5"):
             evaluate(scores, fpr=(0.3,), n_boot=0)

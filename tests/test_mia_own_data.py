@@ -65,7 +65,7 @@ def test_positive_matches_the_string_form(tmp_path):
 
 
 @pytest.mark.parametrize("write, kwargs, message", [
-    (None, {"label": "y"}, "no such data file"),
+    (None, {"label": "y"}, "does not exist"),
     ("sex,y\nF,a\nM,b\nF,c\n", {"label": "y"}, "exactly two values"),
     ("sex,y\nF,a\nM,b\n", {"label": "z"}, "no label column 'z'"),
     ("sex,y\nF,a\nM,b\n", {"label": "y", "positive": "c"}, "does not occur"),
@@ -73,7 +73,7 @@ def test_positive_matches_the_string_form(tmp_path):
     ("age,y\n1,a\n,b\n", {"label": "y"}, "numeric column 'age' has 1 missing"),
     ("sex,y\nF,a\nX,b\n", {"label": "y", "schema": Schema({"sex": Categorical(["F", "M"])})},
      r"outside its declared domain \(first: 'X'\)"),
-    ("sex,y\nF,a\nM,b\n", {"label": "y", "schema": Schema({"age": Binned([0, 1])})}, "the file lacks"),
+    ("sex,y\nF,a\nM,b\n", {"label": "y", "schema": Schema({"age": Binned([0, 1])})}, "which the data lack"),
     ("y\na\nb\n", {"label": "y"}, "no feature columns"),
 ])
 def test_bad_sources_get_clear_errors(tmp_path, write, kwargs, message):

@@ -5,6 +5,11 @@ stream, so files larger than memory are fine. DuckDB is lenient where an audit m
 renames a repeated header name (``a``, ``a_1``), and a file whose rows do not all have the header's
 field count can make the sniffer fall back to one column holding whole lines. Both are caught here
 (the second by a Python scan that runs only on that suspect path, naming the first bad line).
+
+The path checks (:func:`require_file`, :func:`file_kind`) and the CSV scans
+(:func:`refuse_repeated_header`, :func:`refuse_ragged_rows`) also serve readers that do not use
+DuckDB (``dpaudit mia train --data`` reads with pandas, score files with numpy), so every reader
+names a directory, a pipe or a device for what it is and refuses the same malformed CSV files.
 """
 
 from __future__ import annotations
@@ -12,13 +17,14 @@ from __future__ import annotations
 import csv
 import gzip
 import re
-from collections.abc import Mapping, Sequence
+import stat
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from dpaudit._errors import DataError
 
-__all__ = ["open_file", "FILE_SUFFIXES"]
+__all__ = ["open_file", "FILE_SUFFIXES", "file_kind", "require_file", "refuse_repeated_header", "refuse_ragged_rows"]
 
 FILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".parquet", ".pq")
 _DELIMITERS = (",", ";", "\t", "|")
@@ -39,16 +45,9 @@ def open_file(path: Path, kinds: Mapping[str, str] | None = None) -> tuple[Any, 
     import narwhals.stable.v2 as nw
 
     name = path.name.lower()
-    if path.is_dir():
-        raise DataError(f"{str(path)!r} is a directory; pass the path of a .csv/.csv.gz/.tsv/.parquet file")
-    if not name.endswith(FILE_SUFFIXES):
+    if not path.is_dir() and not name.endswith(FILE_SUFFIXES):
         raise DataError(f"{str(path)!r} is neither a registered dataset nor a .csv/.csv.gz/.tsv/.parquet file")
-    if not path.exists():
-        raise DataError(f"data file {str(path)!r} does not exist; check the path")
-    if not path.is_file():
-        raise DataError(f"{str(path)!r} is not a regular file (a pipe or a device); save the data to a file first")
-    if path.stat().st_size == 0:
-        raise DataError(f"{str(path)!r} is empty (0 bytes); a data file starts with a header row")
+    require_file(path, what="data file", hint="pass the path of a .csv/.csv.gz/.tsv/.parquet file")
     con = duckdb.connect()
     try:
         if name.endswith((".parquet", ".pq")):
@@ -67,6 +66,43 @@ def open_file(path: Path, kinds: Mapping[str, str] | None = None) -> tuple[Any, 
         con.close()
         raise
     return nw.from_native(rel), con
+
+
+#: What a path that is not a regular file is, by its ``stat`` mode test.
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(path: Path) -> str | None:
+    """What ``path`` is when it exists but is not a regular file (``"a directory"``, ``"a named pipe
+    (FIFO)"``, ``"a character device"`` for ``/dev/null``, ...); None for a regular file or no file.
+
+    Examples
+    --------
+    >>> file_kind(Path("/dev/null")), file_kind(Path("/no/such/file"))
+    ('a character device', None)
+    """
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return None
+    return next((kind for test, kind in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "a special file")
+
+
+def require_file(path: Path, *, what: str, hint: str) -> None:
+    """DataError unless ``path`` is an existing, non-empty regular file; the message names ``what``
+    the file should be, what the path is instead (a directory, a FIFO, a device) and, for a
+    directory, the ``hint``. Reading a FIFO would block, and a device is no data file."""
+    shown = f"{what} {str(path)!r}"
+    kind = file_kind(path)
+    if kind == "a directory":
+        raise DataError(f"{shown} is a directory; {hint}")
+    if kind is not None:
+        raise DataError(f"{shown} is {kind}, not a regular file; save its content to a regular file first")
+    if not path.is_file():
+        raise DataError(f"{shown} does not exist; check the path")
+    if path.stat().st_size == 0:
+        raise DataError(f"{shown} is empty (0 bytes); a data file starts with a header row")
 
 
 def _reason(message: str) -> str:
@@ -88,16 +124,7 @@ def _refuse_malformed_csv(path: Path, con: Any, columns: Sequence[str]) -> None:
     """DataError for a header that names a column twice, or rows whose field count differs from it."""
     renamed = [c for c in columns if (m := re.fullmatch(r"(.+)_\d+", c)) and m.group(1) in columns]
     if renamed:
-        delimiter = con.execute("SELECT Delimiter FROM sniff_csv(?)", [str(path)]).fetchall()[0][0]
-        with _lines(path) as handle:
-            header = next(csv.reader(handle, delimiter=delimiter or ","), [])
-        seen: set[str] = set()
-        twice = sorted({c for c in header if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
-        if twice:
-            raise DataError(
-                f"{str(path)!r}: the header names column(s) {', '.join(map(repr, twice))} more than once; "
-                "give every column a distinct name"
-            )
+        refuse_repeated_header(path, con.execute("SELECT Delimiter FROM sniff_csv(?)", [str(path)]).fetchall()[0][0])
     one_column = len(columns) == 1 and any(d in columns[0] for d in _DELIMITERS)
     quoted = any(len(c) > 1 and c[0] == c[-1] and c[0] in "\"'" for c in columns)
     if one_column or quoted:  # the sniffer gave up on the dialect: find the row that made it
@@ -105,15 +132,50 @@ def _refuse_malformed_csv(path: Path, con: Any, columns: Sequence[str]) -> None:
             delimiter = next(d for d in _DELIMITERS if d in columns[0])
         else:
             delimiter = con.execute("SELECT Delimiter FROM sniff_csv(?)", [str(path)]).fetchall()[0][0] or ","
-        with _lines(path) as handle:
-            rows = csv.reader(handle, delimiter=delimiter, strict=True)
-            try:
-                width = len(next(rows))
-                for row in rows:
-                    if len(row) != width and row:
-                        raise DataError(
-                            f"{str(path)!r}: line {rows.line_num} has {len(row)} field(s) but the header has {width}; "
-                            "fix that row (a missing or extra delimiter, or an unclosed quote)"
-                        )
-            except csv.Error as exc:
-                raise DataError(f"{str(path)!r}: line {rows.line_num} is not valid CSV ({exc}); fix that row") from None
+        refuse_ragged_rows(path, delimiter)
+
+
+def refuse_repeated_header(path: Path, delimiter: str | None) -> None:
+    """DataError when the header row of the CSV file at ``path`` names a column more than once."""
+    with _lines(path) as handle:
+        header = next(csv.reader(handle, delimiter=delimiter or ","), [])
+    seen: set[str] = set()
+    twice = sorted({c for c in header if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
+    if twice:
+        raise DataError(
+            f"{str(path)!r}: the header names column(s) {', '.join(map(repr, twice))} more than once; "
+            "give every column a distinct name"
+        )
+
+
+def refuse_ragged_rows(path: Path, delimiter: str, *, utf8: bool = False) -> None:
+    """DataError naming the first line of the CSV file at ``path`` whose field count differs from the
+    header's, or that is not valid CSV (an unclosed quote); with ``utf8``, also the first line that is
+    not UTF-8 text. Blank lines are skipped, as every CSV reader here skips them."""
+    with _lines(path) if not utf8 else _binary(path) as handle:
+        rows = csv.reader(handle if not utf8 else _utf8(path, handle), delimiter=delimiter, strict=True)
+        try:
+            width = len(next(rows, []))
+            for row in rows:
+                if len(row) != width and row:
+                    raise DataError(
+                        f"{str(path)!r}: line {rows.line_num} has {len(row)} field(s) but the header has {width}; "
+                        "fix that row (a missing or extra delimiter, or an unclosed quote)"
+                    )
+        except csv.Error as exc:
+            raise DataError(f"{str(path)!r}: line {rows.line_num} is not valid CSV ({exc}); fix that row") from None
+
+
+def _binary(path: Path) -> Any:
+    return (gzip.open if path.name.lower().endswith(".gz") else open)(path, "rb")
+
+
+def _utf8(path: Path, handle: Any) -> Iterator[str]:
+    """The lines of a binary file as text, each decoded on its own, so a byte that is not UTF-8 is named by
+    its line."""
+    for number, raw in enumerate(handle, 1):
+        try:
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{str(path)!r}: line {number} is not UTF-8 text (byte {exc.start + 1} of the line is "
+                            f"{raw[exc.start]:#04x}); save the file as UTF-8") from None

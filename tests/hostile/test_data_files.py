@@ -82,6 +82,24 @@ def test_bad_file_is_a_dpaudit_error_in_python(tmp_path, name, content, fragment
     assert fragment in str(info.value) and "\n" not in str(info.value)
 
 
+#: The malformed CSV files that ``mia train --data`` (pandas) refuses in the words of fairness DATA (DuckDB):
+#: both readers go through the checks of dpaudit._datafiles.
+SHARED_WITH_MIA = ("empty.csv", "ragged.csv", "ragged_long.csv", "bad_quote.csv", "dup_header.csv", "latin1.csv",
+                   "header_only.csv", "header_only_gz.csv.gz")
+
+
+@pytest.mark.parametrize("name,content,fragment", [c for c in BAD_FILES if c[0] in SHARED_WITH_MIA],
+                         ids=list(SHARED_WITH_MIA))
+def test_mia_training_data_refuses_the_same_malformed_csv(tmp_path, name, content, fragment):
+    pytest.importorskip("pandas")
+    from dpaudit.mia.train.data import from_file
+
+    path = _write(tmp_path, name, content)
+    with pytest.raises(DataError) as info:
+        from_file(path, label="y")
+    assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
 def test_paths_that_are_not_files(cli, workdir, tmp_path):
     folder = tmp_path / "data.csv"
     folder.mkdir()

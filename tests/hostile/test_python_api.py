@@ -13,11 +13,13 @@ from dpaudit._validation import NUMBER
 from dpaudit.mia.designs import keep_matrix
 from dpaudit.mia.evaluate import FPR_FLOOR_HINT, MIN_FPR, evaluate
 from dpaudit.mia.scores import ScoreSet
+from dpaudit.mia.train import load_run, train_run
 
 FRAME = pd.DataFrame({"sex": ["F", "M"] * 50, "y": [0, 1, 1, 0] * 25})
 SCHEMA = Schema({"sex": Categorical(["F", "M"]), "y": Categorical([0, 1])})
 KEEP = keep_matrix(8, 20, seed=0)
 SCORES = ScoreSet(np.random.default_rng(0).normal(size=KEEP.shape), KEEP, 10, 20)
+NOWHERE = "/nonexistent-dpaudit-folder/run"
 
 
 def bad_fpr(value):
@@ -113,6 +115,28 @@ CASES = {
     "evaluate fpc str": (lambda: evaluate(SCORES, fpc="abc", n_boot=0), "fpc must be True or False"),
     "evaluate threshold": (lambda: evaluate(SCORES, threshold_kind="z", n_boot=0), "threshold must be one of"),
     "evaluate delta negative": (lambda: evaluate(SCORES, delta=-1, n_boot=0), "delta"),
+    # training runs (refused before the run directory is looked at: /nonexistent is never reached)
+    "train_run out None": (lambda: train_run(None, n_models=6, pool_size=100), "out_dir must be the path of a run"),
+    "train_run out int": (lambda: train_run(5, n_models=6, pool_size=100), "out_dir must be the path of a run"),
+    "train_run n_models huge": (lambda: train_run(NOWHERE, n_models=10**11, pool_size=100),
+                                "n_models must be an integer >= 6 and <= 100000"),
+    "train_run n_models float": (lambda: train_run(NOWHERE, n_models=8.0, pool_size=100), "n_models must be"),
+    "train_run cells": (lambda: train_run(NOWHERE, n_models=10_000, pool_size=48_842), "more than the limit of"),
+    "train_run pool None": (lambda: train_run(NOWHERE, n_models=6, pool_size=None), "pool_size must be an integer"),
+    "train_run resume str": (lambda: train_run(NOWHERE, n_models=6, pool_size=100, resume="no"),
+                             "resume must be True or False, got 'no'"),
+    "train_run progress str": (lambda: train_run(NOWHERE, n_models=6, pool_size=100, progress="yes"),
+                               "progress must be True or False, got 'yes'"),
+    "train_run seed str": (lambda: train_run(NOWHERE, n_models=6, pool_size=100, seed="abc"), "seed must be"),
+    "train_run model None": (lambda: train_run(NOWHERE, n_models=6, pool_size=100, model=None), "model must be"),
+    "train_run design int": (lambda: train_run(NOWHERE, n_models=6, pool_size=100, design=1), "design must be one of"),
+    "train_run label without data": (lambda: train_run(NOWHERE, n_models=6, pool_size=100, label="y"),
+                                     "describe a data file"),
+    "load_run None": (lambda: load_run(None), "load_run takes the path of a run directory, got NoneType"),
+    "load_run int": (lambda: load_run(5), "load_run takes the path of a run directory, got int"),
+    "load_run missing": (lambda: load_run(NOWHERE), "is not a directory"),
+    "ScoreSet.save None": (lambda: SCORES.save(None), "ScoreSet.save takes the path of the file to write"),
+    "ScoreSet.save list": (lambda: SCORES.save(["s.npz"]), "ScoreSet.save takes the path of the file to write"),
     # datasets
     "datasets.load None": (lambda: dpaudit.datasets.load(None), "dataset"),
     "datasets.load unknown": (lambda: dpaudit.datasets.load("nope"), "nope"),

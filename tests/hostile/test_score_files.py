@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import os
+import warnings
 
 import numpy as np
 import pytest
@@ -11,8 +13,8 @@ import pytest
 from dpaudit import DataError
 from dpaudit._validation import WHOLE
 from dpaudit.mia.designs import keep_matrix
-from dpaudit.mia.scores import TRAIN_SIZE_HINT, ScoreSet
-from tests.hostile.conftest import assert_one_line_error
+from dpaudit.mia.scores import TRAIN_SIZE_HINT, ScoreSet, max_abs_score
+from tests.hostile.conftest import assert_one_line_error, files_in, have_fifo
 
 KEEP = keep_matrix(8, 10, seed=0)
 META = json.dumps({"format": "dpaudit.scoreset", "version": 1, "train_size": 5, "pool_size": 10, "meta": {}})
@@ -30,7 +32,7 @@ BAD = [
     # (file name, writer, fragment)
     ("complex.npz", lambda p: _npz(p, score=_score() + 1j, keep=KEEP, meta_json=np.array(META)), "complex"),
     ("huge.npz", lambda p: _npz(p, score=np.full(KEEP.shape, 1e200), keep=KEEP, meta_json=np.array(META)),
-     "magnitude above 1e+150"),
+     "magnitude above 1e+75"),
     ("nan.npz", lambda p: _npz(p, score=np.where(KEEP, np.nan, 0.0), keep=KEEP, meta_json=np.array(META)),
      "non-finite"),
     ("inf.npz", lambda p: _npz(p, score=np.where(KEEP, np.inf, 0.0), keep=KEEP, meta_json=np.array(META)),
@@ -105,6 +107,63 @@ def test_paths_that_are_not_score_files(tmp_path):
     for bad in (None, 5, ["a.npz"]):
         with pytest.raises(DataError, match="takes the path of a score file"):
             ScoreSet.load(bad)  # type: ignore[arg-type]
+
+
+def test_a_pipe_a_device_or_a_directory_is_named_on_the_cli(cli, workdir, tmp_path_factory):
+    """Not "no such score file": a FIFO would block a reader, /dev/null is a device, a folder no run."""
+    folder = tmp_path_factory.mktemp("kinds")
+    cases = [("/dev/null", "/dev/null: is a character device, not a score file"),
+             (folder, f"{folder} is a directory but not a run directory of `dpaudit mia train`: run.json is missing")]
+    if have_fifo():
+        os.mkfifo(folder / "pipe.npz")
+        cases.append((folder / "pipe.npz", f"{folder / 'pipe.npz'}: is a named pipe (FIFO), not a score file"))
+    for path, fragment in cases:
+        assert_one_line_error(cli("mia", "evaluate", path, "--n-boot", "0"), fragment=fragment)
+        if path != folder:
+            with pytest.raises(DataError, match="not a score file"):
+                ScoreSet.load(path)
+    assert files_in(workdir) == []
+
+
+@pytest.mark.parametrize("path,fragment", [
+    (None, "ScoreSet.save takes the path of the file to write (.npz), got NoneType"),
+    (5, "got int"),
+    ("/dev/null", "it exists and is not a regular file"),
+    ("/no/such/folder/s.npz", "the folder '/no/such/folder' does not exist"),
+], ids=["None", "int", "device", "missing folder"])
+def test_saving_to_a_bad_path_is_a_data_error(path, fragment):
+    scores = ScoreSet(_score(), KEEP, train_size=5, pool_size=10)
+    with pytest.raises(DataError) as info:
+        scores.save(path)  # type: ignore[arg-type]
+    assert fragment in str(info.value)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_saving_under_proc_is_a_data_error_and_leaves_nothing():
+    """/proc passes os.access(W_OK) as root; the write itself fails, as one DataError."""
+    with pytest.raises(DataError, match="cannot write '/proc/s.npz'"):
+        ScoreSet(_score(), KEEP, train_size=5, pool_size=10).save("/proc/s.npz")
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_scores_at_the_magnitude_bound_evaluate_without_a_warning(sign):
+    """max_abs_score: the fourth powers of the normality check stay finite (no numpy RuntimeWarning)."""
+    from dpaudit.mia.evaluate import evaluate
+
+    bound = sign * max_abs_score(KEEP.shape[0])
+    score = np.where(np.random.default_rng(1).random(KEEP.shape) < 0.5, bound, -bound)
+    for s in (score, np.where(KEEP, bound, -bound), np.where(KEEP, score, -bound)):  # spread, separated, σ_out = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for attack in ("lira", "rmia"):
+                report = evaluate(ScoreSet(s, KEEP, train_size=5, pool_size=10), attack=attack, n_boot=5, fpc=True)
+                assert 0 <= report.rows[0]["pp_t"]["tpr"] <= 1
+
+
+def test_scores_just_above_the_bound_are_one_line_on_the_cli(cli, workdir, tmp_path):
+    path = tmp_path / "s.npz"
+    _npz(path, score=np.where(KEEP, 1e149, -1e149), keep=KEEP, meta_json=np.array(META))
+    assert_one_line_error(cli("mia", "evaluate", path, "--n-boot", "0"), fragment="magnitude above 1e+75")
 
 
 def test_a_valid_file_written_by_another_framework_loads(tmp_path):

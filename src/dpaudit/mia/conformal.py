@@ -118,7 +118,7 @@ def rank_cap(alphas: Sequence[float], n_out_max: int) -> int:
 
 #: A rank cap up to this many is served by peeling each record's largest OUT scores level by level.
 _PEEL_MAX = 8
-#: Stands for an IN score among the OUT scores: below every score a ScoreSet accepts (|score| ≤ 1e150).
+#: Stands for an IN score among the OUT scores: below every score a ScoreSet accepts (|score| ≤ 1e75).
 _BELOW = -1e300
 
 

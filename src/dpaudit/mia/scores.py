@@ -22,7 +22,7 @@ with ``allow_pickle=False``, holding exactly these arrays:
 
 ``score``
     float (any real dtype, read as float64), shape ``(M, N+)``; row = model, column = pool record.
-    Every value finite.
+    Every value finite, of magnitude at most :func:`max_abs_score` (1e75).
 ``keep``
     bool (or integers 0/1), shape ``(M, N+)``; ``keep[m, x]`` is true iff record ``x`` was in
     model ``m``'s training set.
@@ -59,12 +59,13 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit._datafiles import file_kind
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._io import atomic_open, to_jsonable
 from dpaudit._validation import whole_number
 
-__all__ = ["ScoreSet", "check_score_keep", "check_train_size", "MIN_FIT_MODELS", "FORMAT_NAME", "FORMAT_VERSION",
-           "TRAIN_SIZE_HINT"]
+__all__ = ["ScoreSet", "check_score_keep", "check_train_size", "max_abs_score", "MIN_FIT_MODELS", "FORMAT_NAME",
+           "FORMAT_VERSION", "MAX_ABS_SCORE", "TRAIN_SIZE_HINT"]
 
 #: Fewest models in any leave-one-out Gaussian fit (IN or OUT): a sample sd with ddof = 1 needs 2.
 MIN_FIT_MODELS = 2
@@ -192,7 +193,14 @@ class ScoreSet(ScoreShape):
         The archive is written to a temporary file in the same directory and moved into place with
         ``os.replace``, so readers never see a partial file. ``path`` is used as given (no suffix is
         added); ``.npz`` is the convention.
+
+        Raises
+        ------
+        DataError
+            ``path`` is not a path, or cannot be written (a missing or read-only folder, a directory).
         """
+        if not isinstance(path, (str, os.PathLike)):
+            raise DataError(f"ScoreSet.save takes the path of the file to write (.npz), got {type(path).__name__}")
         path = Path(path)
         header = {
             "format": FORMAT_NAME,
@@ -219,8 +227,11 @@ class ScoreSet(ScoreShape):
         if not isinstance(path, (str, os.PathLike)):
             raise DataError(f"ScoreSet.load takes the path of a score file (.npz), got {type(path).__name__}")
         path = Path(path)
-        if path.is_dir():
+        kind = file_kind(path)
+        if kind == "a directory":
             raise DataError(f"{path}: is a directory; pass the path of a score file (.npz)")
+        if kind is not None:  # reading a FIFO would block; /dev/null is a device
+            raise DataError(f"{path}: is {kind}, not a score file; save the scores to a regular .npz file")
         if not path.is_file():
             raise DataError(
                 f"{path}: no such score file; write one with ScoreSet.save or the format in dpaudit.mia.scores"
@@ -252,8 +263,26 @@ class ScoreSet(ScoreShape):
             raise DataError(f"{path}: {exc}") from None
 
 
-#: The largest score magnitude accepted: fits square scores, and (1e150)² is near float64's limit.
-MAX_ABS_SCORE = 1e150
+#: The largest score magnitude accepted (:func:`max_abs_score`).
+MAX_ABS_SCORE = 1e75
+
+
+def max_abs_score(n_models: int) -> float:
+    """The largest score magnitude A the evaluation's arithmetic takes with M models:
+    ``min(MAX_ABS_SCORE, (F / (16 M))^(1/4))``, F = 1.8e308 the largest float64.
+
+    The largest numbers the evaluation forms are fourth powers: the Jarque–Bera check of the OUT
+    scores sums ``d⁴`` over up to M models, and divides by the squared variance ``m2²``, where every
+    deviation from a group mean is ``|d| ≤ 2A``; so ``Σ d⁴ ≤ 16 M A⁴ ≤ F``. Everything else stays
+    smaller: LiRA's ``(s − μ)² / σ²`` with σ floored at 1e-30 is at most ``4A² · 1e60``. A = 1e75
+    holds for every M up to 1.1e7.
+
+    Examples
+    --------
+    >>> max_abs_score(64), f"{max_abs_score(10**9):.3g}"
+    (1e+75, '3.26e+74')
+    """
+    return min(MAX_ABS_SCORE, (np.finfo(np.float64).max / (16 * max(n_models, 1))) ** 0.25)
 
 
 #: Why a training set is smaller than the pool (the ``hint`` of the message of :func:`check_train_size`).
@@ -278,9 +307,9 @@ def check_train_size(train_size: Any, pool_size: int, *, error: type[DPAuditErro
 def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
     """Validate a score matrix and its keep matrix; return them as float64 and bool arrays.
 
-    Checks, in order: both 2-D, equal shapes, all scores finite, keep boolean (or integers 0/1), and
-    the leave-one-out rule of the module docstring (``M ≥ 6``; every record IN in ≥ 3 and OUT in ≥ 3
-    models). Raises :class:`DataError` naming the first violation. No copy when the inputs already have
+    Checks, in order: both 2-D, equal shapes, all scores finite and within :func:`max_abs_score`, keep
+    boolean (or integers 0/1), and the leave-one-out rule of the module docstring (``M ≥ 6``; every
+    record IN in ≥ 3 and OUT in ≥ 3 models). Raises :class:`DataError` naming the first violation. No copy when the inputs already have
     the right dtypes.
     """
     if np.iscomplexobj(score):
@@ -303,12 +332,13 @@ def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
             f"score has {len(bad)} non-finite value(s) (NaN or ±inf); the first is {score[m, x]} at "
             f"model {m}, record {x}; repair the scores or drop those records"
         )
-    huge = np.abs(score) > MAX_ABS_SCORE
+    limit = max_abs_score(score.shape[0])
+    huge = np.abs(score) > limit
     if huge.any():
         m, x = np.argwhere(huge)[0]
         raise DataError(
-            f"score has {int(huge.sum())} value(s) of magnitude above {MAX_ABS_SCORE:g} (the first is {score[m, x]:g} at "
-            f"model {m}, record {x}); their squares overflow the Gaussian fits: rescale the scores"
+            f"score has {int(huge.sum())} value(s) of magnitude above {limit:.3g} (the first is {score[m, x]:g} at "
+            f"model {m}, record {x}); their fourth powers overflow the normality check: rescale the scores"
         )
     if keep.dtype != np.bool_:
         if keep.dtype.kind not in "iuf" or not np.isin(keep, (0, 1)).all():

@@ -64,7 +64,7 @@ from typing import Any
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import one_of
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "LOCAL_CLUSTER_QUIET", "check_backend", "require_dask", "dask_client", "check_workers", "dask_runner",
+__all__ = ["BACKENDS", "DEFAULT_BACKEND", "LOCAL_CLUSTER_QUIET", "check_backend", "require_ml", "require_dask", "dask_client", "check_workers", "dask_runner",
            "local_runner", "version_mismatch"]
 
 #: Where the fits run: "local" (joblib processes on this machine) or "dask" (a Dask cluster).
@@ -129,6 +129,15 @@ def _check_n_jobs(n_jobs: Any) -> int:
         f"n_jobs must be a non-zero whole number from {-cores} to {MAX_JOBS_PER_CORE * cores} on this machine "
         f"({cores} cores; -1: all cores), got {n_jobs!r}"
     )
+
+
+def require_ml() -> None:
+    try:
+        import joblib  # noqa: F401
+        import sklearn  # noqa: F401
+        import threadpoolctl  # noqa: F401
+    except ImportError as exc:
+        raise DPAuditError(f"training models needs scikit-learn and joblib ({exc}): pip install 'dpaudit[mia]'") from None
 
 
 def require_dask() -> None:

@@ -27,11 +27,37 @@ import numpy as np
 from dpaudit._errors import DPAuditError
 from dpaudit.mia.train.data import sha256
 
-__all__ = ["ModelSpec", "MODELS", "TABPFN_WEIGHTS_ENV", "logit_confidence", "binary_logit", "model_seed",
-           "tabpfn_checkpoint", "resolve_model", "make_pipeline"]
+__all__ = ["ModelSpec", "MODELS", "TABPFN_WEIGHTS_ENV", "ModelFailure", "failure", "logit_confidence",
+           "binary_logit", "model_seed", "tabpfn_checkpoint", "resolve_model", "make_pipeline"]
 
 #: Environment variable naming a local TabPFN classifier checkpoint; dpaudit never downloads weights.
 TABPFN_WEIGHTS_ENV = "DPAUDIT_TABPFN_WEIGHTS"
+
+
+class ModelFailure(DPAuditError):
+    """A model of the run could not be trained or scored: its ``fit`` or ``predict_proba`` raised, returned
+    the wrong shape, or gave scores that are not finite (:func:`failure` words the message)."""
+
+
+def failure(model: str, models: list[int], error: BaseException | str) -> ModelFailure:
+    """``the model 'mod:f' failed on model 3: ValueError: <first line of its message>``.
+
+    ``models`` are the models fitted together (one, or a batch of the batched trainer); ``error`` the
+    exception, or a description of what is wrong with the scores.
+
+    Examples
+    --------
+    >>> str(failure("mod:f", [3], ValueError("boom\\nin fit")))
+    "the model 'mod:f' failed on model 3: ValueError: boom"
+    """
+    if isinstance(error, BaseException):
+        lines = str(error).strip().splitlines()
+        first = lines[0].strip() if lines else ""
+        what = first if isinstance(error, DPAuditError) else f"{type(error).__name__}{': ' + first if first else ''}"
+    else:
+        what = error
+    batch = f" (fitted in one batch with models {models[0]}–{models[-1]})" if len(models) > 1 else ""
+    return ModelFailure(f"the model {model!r} failed on model {models[0]}{batch}: {what}")
 
 
 @dataclass(frozen=True)
@@ -144,6 +170,9 @@ def binary_logit(model: Any, X: Any, *, from_proba: bool = False) -> np.ndarray:
     clf = model[-1]
     if from_proba or (not hasattr(clf, "decision_function") and not isinstance(clf, MLPClassifier)):
         p = np.asarray(model.predict_proba(X))
+        if p.shape != (len(X), 2):
+            raise DPAuditError(f"predict_proba returned an array of shape {p.shape}, expected ({len(X)}, 2): one "
+                               "column per class")
         p = p if p.dtype.kind == "f" else p.astype(np.float64)
         logp = np.log(np.clip(p, np.finfo(p.dtype).tiny, None)).astype(np.float64)
         return logp[:, 1] - logp[:, 0]

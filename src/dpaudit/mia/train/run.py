@@ -11,7 +11,14 @@
     bool, shape (M, N+).
 ``scores/model_00042.npy``
     float64, shape (N+,): model 42's score of every pool record, written atomically (temporary file,
-    then ``os.replace``, after an fsync) once the model is finished. Missing files are unfinished models.
+    then ``os.replace``, after an fsync) once the model is finished, and only when every score is
+    finite. Missing files are unfinished models.
+
+A new run's directory is written when its first model is finished (:func:`create_run`), so a run
+that fails or is killed before that leaves nothing behind; if writing it fails, what was written is
+removed again (:func:`discard_run`). :func:`check_run_dir` checks the path first, by creating and
+removing a hidden folder there, so an unwritable place (a read-only mount, ``/proc``) is refused
+before any model is trained.
 """
 
 from __future__ import annotations
@@ -19,17 +26,20 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dpaudit._errors import DataError
-from dpaudit._io import atomic_open, atomic_write_text
+from dpaudit._errors import DataError, DPAuditError
+from dpaudit._io import atomic_open, atomic_write_text, check_writable, temporary_sibling
 from dpaudit.mia.scores import ScoreSet
+from dpaudit.mia.train.models import ModelFailure
 
-__all__ = ["RUN_FORMAT", "RUN_VERSION", "versions", "prepare", "finished_models", "save_score", "read_score",
-           "load_run"]
+__all__ = ["RUN_FORMAT", "RUN_VERSION", "versions", "check_run_size", "check_run_dir", "resume_run", "create_run", "discard_run", "RunWriter",
+           "finished_models", "check_scores", "save_score", "read_score", "load_run"]
 
 RUN_FORMAT = "dpaudit.mia.run"
 RUN_VERSION = 1
@@ -53,46 +63,184 @@ def _atomic_save(path: Path, array: np.ndarray) -> None:
         np.save(handle, array, allow_pickle=False)
 
 
-def save_score(out: Path, m: int, row: np.ndarray) -> None:
-    """Write model m's scores of every pool record (atomically, after an fsync)."""
+def check_scores(row: np.ndarray, pool_size: int) -> str | None:
+    """What is wrong with one model's scores (not float64 of shape (N+,), or not all finite), or None."""
+    if row.dtype != np.float64 or row.shape != (pool_size,):
+        return f"expected {pool_size} finite float64 scores, got {row.dtype} {row.shape}"
+    bad = int(np.count_nonzero(~np.isfinite(row)))
+    return f"expected {pool_size} finite float64 scores, got {bad} NaN or infinite" if bad else None
+
+
+def save_score(out: Path, m: int, row: np.ndarray, pool_size: int) -> None:
+    """Write model m's scores of every pool record (atomically, after an fsync); never a non-finite one."""
+    problem = check_scores(row, pool_size)
+    if problem:
+        raise DataError(f"model {m}'s scores were not written: {problem}")
     _atomic_save(_score_path(out, m), row)
 
 
-def prepare(out: Path, header: dict[str, Any], keep: np.ndarray) -> None:
-    """Create the run directory, or check that an existing one holds this very run (config, versions, keep).
+def check_run_size(n_models: int, pool_size: int) -> None:
+    """Refuse a run whose M × N+ score and keep matrices exceed the cell limit (:func:`dpaudit.counts.max_cells`)."""
+    from dpaudit.counts import max_cells
+
+    limit = max_cells()
+    if n_models * pool_size > limit:
+        raise DPAuditError(f"{n_models:,} models × {pool_size:,} pool records = {n_models * pool_size:,} scores, more "
+                           f"than the limit of {limit:,} cells (the score and keep matrices are held in memory, 8 "
+                           "bytes per score and more while they are drawn); use fewer models or a smaller pool, or "
+                           "raise DPAUDIT_MAX_CELLS")
+
+
+def check_run_dir(out_dir: object, *, resume: bool) -> Path:
+    """``out_dir`` as a Path, if a run can be written there: a new run needs a missing or empty directory,
+    ``resume`` one that holds a run. Either way the place must be writable: a hidden folder is created
+    there (or in the nearest existing ancestor) and removed at once.
+
+    Raises
+    ------
+    DPAuditError
+        ``out_dir`` is not a path.
+    DataError
+        The path is a file, is not empty (without ``resume``), holds no run (with ``resume``), or
+        cannot be written.
+    """
+    if not isinstance(out_dir, (str, os.PathLike)):
+        raise DPAuditError(f"out_dir must be the path of a run directory, got {type(out_dir).__name__}")
+    out = Path(out_dir)
+    try:
+        if out.exists() and not out.is_dir():
+            raise DataError(f"{out} exists and is not a directory")
+        started = (out / "run.json").exists() or (out / "keep.npy").exists()
+        if resume and not started:
+            state = "does not exist" if not out.exists() else "holds no run (no run.json)"
+            raise DataError(f"nothing to resume: {out} {state}; drop --resume (resume=False) to start a new run")
+        if not resume and out.is_dir() and any(out.iterdir()):
+            raise DataError(f"{out} is not empty; pass resume=True (--resume) to continue that run, or choose a new "
+                            "directory")
+        if not out.exists():
+            check_writable(out, parents=True)  # the run directory (and its missing parents) can be created
+        folder = next(p for p in (out, *out.absolute().parents) if p.exists())
+        os.rmdir(tempfile.mkdtemp(prefix=".dpaudit-probe-", dir=folder))
+    except OSError as exc:
+        raise DataError(f"cannot write the run directory {str(out)!r}: {exc.strerror or exc}") from None
+    return out
+
+
+def create_run(out: Path, header: dict[str, Any], keep: np.ndarray) -> list[Path]:
+    """Write a new run's ``keep.npy``, ``run.json`` and ``scores/``, creating ``out`` and its missing
+    parents; return the folders created (deepest first), for :func:`discard_run`. On failure, what was
+    written is removed again."""
+    created = []
+    folder = out
+    while not folder.exists() and folder != folder.parent:
+        created.append(folder)
+        folder = folder.parent
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        _atomic_save(out / "keep.npy", keep)
+        atomic_write_text(out / "run.json", json.dumps(header, indent=1) + "\n")
+        (out / "scores").mkdir(exist_ok=True)
+    except BaseException as exc:
+        discard_run(out, created)
+        if isinstance(exc, OSError):
+            raise DataError(f"cannot write the run directory {str(out)!r}: {exc.strerror or exc}") from None
+        raise
+    return created
+
+
+def discard_run(out: Path, created: list[Path]) -> None:
+    """Remove a run that :func:`create_run` wrote and no model finished: the directory itself if it was
+    created (first renamed to a hidden sibling, so it vanishes at once), else its run.json (first: without
+    it the folder is no run), keep.npy and scores/; then the parents it created. Best effort: a failure
+    here must not hide the error that made the run fail."""
+    try:
+        if out in created:
+            trash = temporary_sibling(out)
+            os.rename(out, trash)
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            for name in ("run.json", "keep.npy"):
+                (out / name).unlink(missing_ok=True)
+            shutil.rmtree(out / "scores", ignore_errors=True)
+        for parent in created[1:]:
+            parent.rmdir()
+    except OSError:
+        pass
+
+
+class RunWriter:
+    """Writes a run's finished models as they arrive (:func:`save_score`), in a ``with`` block.
+
+    A new run's directory is created with its first model (:func:`create_run`) and removed again
+    (:func:`discard_run`) if the block fails before any model is written. A :class:`ModelFailure`
+    leaving the block gets the state of the run added to its message: nothing written, or the finished
+    models kept and how to train the rest. ``finished`` (the models already on disk) is updated.
+    """
+
+    def __init__(self, out: Path, header: dict[str, Any], keep: np.ndarray, finished: set[int], *, new: bool) -> None:
+        self.out, self.header, self.keep, self.finished, self.new = out, header, keep, finished, new
+        self.created: list[Path] | None = None if new else []  # None: nothing of the run on disk
+        self.saved = 0
+
+    def save(self, m: int, row: np.ndarray) -> bool:
+        """Write model ``m``'s scores unless it is finished already; True if written."""
+        if m in self.finished:
+            return False
+        if self.created is None:
+            self.created = create_run(self.out, self.header, self.keep)
+        save_score(self.out, m, row, self.header["config"]["pool_size"])
+        self.finished.add(m)
+        self.saved += 1
+        return True
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, kind: Any, exc: BaseException | None, trace: Any) -> None:
+        if exc is None:
+            return
+        if self.new and self.created is not None and self.saved == 0:
+            discard_run(self.out, self.created)
+            self.created = None
+        if isinstance(exc, ModelFailure):
+            state = ("nothing was written: fix the model or choose another (--model)" if self.created is None else
+                     f"{self.out} keeps its {len(self.finished)} finished model(s): fix the model, then train the "
+                     "rest with --resume (train_run(..., resume=True))")
+            raise ModelFailure(f"{exc}; {state}") from None
+
+
+def resume_run(out: Path, header: dict[str, Any], keep: np.ndarray) -> list[int]:
+    """Check that ``out`` holds this very run (config, versions, keep); return its finished models.
 
     Stale temporary files of a killed run are removed; every finished score file is read once, so a
     corrupt one is refused before anything builds on it.
     """
     config = header["config"]
-    if (out / "run.json").exists() or (out / "keep.npy").exists():
-        old = _read_header(out)
-        old["config"].setdefault("trainer", {"name": "per-model"})  # runs written before trainers were recorded
-        old["config"].setdefault("design", {"name": "efficient"})  # ... and before designs were
-        if old["config"] != config:
-            diff = sorted(k for k in set(old["config"]) | set(config) if old["config"].get(k) != config.get(k))
-            raise DataError(f"{out} holds a run with a different configuration (differs in: {', '.join(diff)}); "
-                            "resume with the same options or choose a new directory")
-        if old.get("versions") != header["versions"]:
-            raise DataError(f"{out} was trained with {old.get('versions')}, this is {header['versions']}: resuming "
-                            "would not be bit-identical; finish it with the original versions or start a new directory")
-        if not np.array_equal(_read_keep(out, config), keep):
-            raise DataError(f"{out}/keep.npy does not match the configuration's keep matrix; the run directory is corrupt")
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        _atomic_save(out / "keep.npy", keep)
-        atomic_write_text(out / "run.json", json.dumps(header, indent=1) + "\n")
+    old = _read_header(out)
+    old["config"].setdefault("trainer", {"name": "per-model"})  # runs written before trainers were recorded
+    old["config"].setdefault("design", {"name": "efficient"})  # ... and before designs were
+    if old["config"] != config:
+        diff = sorted(k for k in set(old["config"]) | set(config) if old["config"].get(k) != config.get(k))
+        raise DataError(f"{out} holds a run with a different configuration (differs in: {', '.join(diff)}); "
+                        "resume with the same options or choose a new directory")
+    if old.get("versions") != header["versions"]:
+        raise DataError(f"{out} was trained with {old.get('versions')}, this is {header['versions']}: resuming "
+                        "would not be bit-identical; finish it with the original versions or start a new directory")
+    if not np.array_equal(_read_keep(out, config), keep):
+        raise DataError(f"{out}/keep.npy does not match the configuration's keep matrix; the run directory is corrupt")
     (out / "scores").mkdir(exist_ok=True)
     for stale in (out / "scores").glob("*.tmp"):  # left by a killed run (hidden temporaries and older names)
         stale.unlink()
-    for m in finished_models(out, config["n_models"]):
+    done = finished_models(out, config["n_models"])
+    for m in done:
         read_score(out, m, config["pool_size"])
+    return done
 
 
 def _read_header(out: Path) -> dict[str, Any]:
     path = out / "run.json"
     if not path.is_file():
-        raise DataError(f"{out} is not a dpaudit run directory: {path.name} is missing")
+        raise DataError(f"{out} is a directory but not a run directory of `dpaudit mia train`: {path.name} is missing")
     try:
         header = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -133,9 +281,9 @@ def read_score(out: Path, m: int, pool_size: int) -> np.ndarray:
         row = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise DataError(f"{path} is corrupt ({exc}); delete it and resume to retrain that model") from None
-    if row.dtype != np.float64 or row.shape != (pool_size,) or not np.isfinite(row).all():
-        raise DataError(f"{path}: expected {pool_size} finite float64 scores, got {row.dtype} {row.shape}; "
-                        "delete it and resume to retrain that model")
+    problem = check_scores(row, pool_size)
+    if problem:
+        raise DataError(f"{path}: {problem}; delete it and resume to retrain that model")
     return row
 
 
@@ -152,6 +300,8 @@ def load_run(run_dir: str | os.PathLike[str]) -> ScoreSet:
         The directory is not a run, is corrupt, or some models are unfinished (say how many; finish
         them with ``train_run(..., resume=True)`` / ``dpaudit mia train --resume``).
     """
+    if not isinstance(run_dir, (str, os.PathLike)):
+        raise DataError(f"load_run takes the path of a run directory, got {type(run_dir).__name__}")
     out = Path(run_dir)
     if not out.is_dir():
         raise DataError(f"{out} is not a directory (expected a run directory written by dpaudit mia train)")
@@ -167,7 +317,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> ScoreSet:
     score = np.stack([read_score(out, m, pool_size) for m in range(n_models)])
     meta = {k: cfg[k] for k in ("dataset", "model", "seed") if cfg.get(k) is not None}
     if "data" in cfg:
-        meta["data"] = cfg["data"].get("file")
+        meta["data"] = cfg["data"].get("file") or cfg["data"].get("frame")
     meta["design"] = cfg.get("design", {"name": "efficient"}).get("name", "efficient")
     trainer = cfg.get("trainer")  # absent in runs written before trainers were recorded
     meta["trainer"] = trainer.get("name", "per-model") if isinstance(trainer, dict) else "per-model"

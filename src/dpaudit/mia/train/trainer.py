@@ -32,8 +32,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
-from dpaudit._io import check_writable
-from dpaudit._validation import one_of, seed_value, whole_number
+from dpaudit._validation import flag, one_of, seed_value, whole_number
 from dpaudit.mia.designs import efficient_models, keep_matrix, poisson_keep
 from dpaudit.mia.scores import check_train_size
 from dpaudit.mia.train.backends import (
@@ -44,13 +43,31 @@ from dpaudit.mia.train.backends import (
     dask_client,
     dask_runner,
     local_runner,
+    require_ml,
 )
-from dpaudit.mia.train.data import from_file, registered
-from dpaudit.mia.train.models import DEFAULT_MODEL, MODELS, binary_logit, make_pipeline, model_seed, resolve_model
-from dpaudit.mia.train.run import RUN_FORMAT, RUN_VERSION, finished_models, prepare, save_score, versions
+from dpaudit.mia.train.data import from_data, registered
+from dpaudit.mia.train.models import (
+    DEFAULT_MODEL,
+    MODELS,
+    binary_logit,
+    failure,
+    make_pipeline,
+    model_seed,
+    resolve_model,
+)
+from dpaudit.mia.train.run import (
+    RUN_FORMAT,
+    RUN_VERSION,
+    RunWriter,
+    check_run_dir,
+    check_run_size,
+    check_scores,
+    resume_run,
+    versions,
+)
 
-__all__ = ["train_run", "TRAINERS", "DESIGNS", "BACKENDS", "BATCHED_PARAMS", "DEFAULT_DATASET", "DEFAULT_MODEL",
-           "DEFAULT_DESIGN", "DEFAULT_TRAINER", "DEFAULT_BACKEND"]
+__all__ = ["train_run", "TRAINERS", "DESIGNS", "BACKENDS", "BATCHED_PARAMS", "MAX_MODELS", "DEFAULT_DATASET",
+           "DEFAULT_MODEL", "DEFAULT_DESIGN", "DEFAULT_TRAINER", "DEFAULT_BACKEND"]
 
 #: How the models are fitted: "per-model" (one scikit-learn pipeline per joblib task) or "batched"
 #: (logistic regression only: :mod:`dpaudit.mia.train.batched_logreg`, ``batch_size`` models per task).
@@ -63,6 +80,8 @@ DEFAULT_DATASET, DEFAULT_DESIGN, DEFAULT_TRAINER = "adult", "efficient", "auto"
 #: Settings of the batched logistic-regression trainer (recorded in run.json): models per task,
 #: gradient tolerance on the mean loss (sklearn's loop: tol = 1e-4), iteration cap.
 BATCHED_PARAMS: dict[str, Any] = {"batch_size": 64, "gtol": 1e-8, "max_iter": 1000}
+#: The most models of one run: each is a fit and a score file (M × N+ is bounded too, :func:`~dpaudit.mia.train.run.check_run_size`).
+MAX_MODELS = 100_000
 
 
 def _train_models(models: list[int], members: Any, features: Any, y: np.ndarray, categorical: list[str],
@@ -74,7 +93,8 @@ def _train_models(models: list[int], members: Any, features: Any, y: np.ndarray,
     This is the function joblib runs in its workers, which may be another machine's Dask workers.
     Every argument is plain data, and the model travels by name, so the function pickles by
     reference. A worker whose versions differ from ``expected_versions`` (the driver's, recorded in
-    ``run.json``) is refused, because its scores would not be bit-identical.
+    ``run.json``) is refused, because its scores would not be bit-identical. A model that cannot be
+    fitted or scored, or whose scores are not all finite, raises :class:`ModelFailure` naming it.
     """
     from joblib import parallel_config
     from sklearn.exceptions import ConvergenceWarning
@@ -99,18 +119,29 @@ def _train_models(models: list[int], members: Any, features: Any, y: np.ndarray,
         if trainer == "batched":
             from dpaudit.mia.train.batched_logreg import fit_pipelines
 
-            fit = fit_pipelines(features, y, members, categorical=categorical, numeric=numeric,
-                                C=MODELS["logreg"].params["C"], gtol=BATCHED_PARAMS["gtol"],
-                                max_iter=BATCHED_PARAMS["max_iter"])
+            try:
+                fit = fit_pipelines(features, y, members, categorical=categorical, numeric=numeric,
+                                    C=MODELS["logreg"].params["C"], gtol=BATCHED_PARAMS["gtol"],
+                                    max_iter=BATCHED_PARAMS["max_iter"])
+            except Exception as exc:
+                raise failure(model, models, exc) from None
             assert fit.logits is not None  # fit_pipelines always scores the pool
             logits = fit.logits
         else:
             logits = np.empty((len(models), len(y)))
             for row, (m, member) in enumerate(zip(models, members)):
-                pipe = make_pipeline(categorical, numeric, model, model_seed(seed, m))
-                pipe.fit(features.iloc[np.flatnonzero(member)], y[member])
-                logits[row] = binary_logit(pipe, features, from_proba=":" in model)
-    return [(m, np.where(y == 1, z, -z)) for m, z in zip(models, logits)]
+                try:
+                    pipe = make_pipeline(categorical, numeric, model, model_seed(seed, m))
+                    pipe.fit(features.iloc[np.flatnonzero(member)], y[member])
+                    logits[row] = binary_logit(pipe, features, from_proba=":" in model)
+                except Exception as exc:  # the user's classifier may raise anything
+                    raise failure(model, [m], exc) from None
+    scores = [(m, np.where(y == 1, z, -z)) for m, z in zip(models, logits)]
+    for m, row in scores:
+        problem = check_scores(row, len(y))
+        if problem:
+            raise failure(model, [m], problem)
+    return scores
 
 
 def _progress(enabled: bool, total: int, done: int) -> Any:
@@ -129,15 +160,6 @@ def _progress(enabled: bool, total: int, done: int) -> Any:
                    TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                    console=console, disable=not (enabled and console.is_terminal), transient=False)
     return bar
-
-
-def _require_ml() -> None:
-    try:
-        import joblib  # noqa: F401
-        import sklearn  # noqa: F401
-        import threadpoolctl  # noqa: F401
-    except ImportError as exc:
-        raise DPAuditError(f"training models needs scikit-learn and joblib ({exc}): pip install 'dpaudit[mia]'") from None
 
 
 def train_run(
@@ -167,12 +189,14 @@ def train_run(
     Parameters
     ----------
     out_dir : path
-        The run directory (module docstring). Must not exist or be empty unless ``resume``.
+        The run directory (module docstring). Must not exist or be empty unless ``resume``; it is
+        written when the first model is finished, so a run that fails before leaves nothing.
     dataset : {"adult", "credit"}, optional
         A registered dataset with a prediction task (:func:`dpaudit.datasets.task`); the default when no
         ``data`` is given is ``"adult"``.
-    data : path, optional
-        Instead of ``dataset``: the user's CSV or Parquet file (:func:`dpaudit.mia.train.data.from_file`),
+    data : path or pandas.DataFrame, optional
+        Instead of ``dataset``: the user's CSV or Parquet file (:func:`dpaudit.mia.train.data.from_file`)
+        or a DataFrame (:func:`~dpaudit.mia.train.data.from_frame`; a resumed run must get equal data),
         with ``label`` (required), ``positive`` (default: the larger label in string order) and
         ``schema`` (a Schema or schema JSON path declaring the features; default: inferred from the
         column types).
@@ -185,9 +209,11 @@ def train_run(
         (:func:`resolve_model`), fitted after the same preprocessing (one-hot categoricals, scaled
         numerics) and scored by the log-odds of its probabilities.
     n_models : int
-        M, ≥ 6 (leave-one-out fits need 3 IN and 3 OUT models per record); even for the efficient design.
+        M, ≥ 6 (leave-one-out fits need 3 IN and 3 OUT models per record) and ≤ :data:`MAX_MODELS`;
+        even for the efficient design.
     pool_size : int
-        N+, records drawn without replacement from the data.
+        N+, records drawn without replacement from the data. M × N+ (one score each) must not exceed
+        the cell limit of :func:`dpaudit.counts.max_cells` (``DPAUDIT_MAX_CELLS``, default 10⁸).
     train_size : int, optional
         N, the expected training-set size. The efficient design fixes N = N+ // 2; the Poisson design
         takes any 0 < N < N+ (default N+ // 2). The FPC of the evaluation is 1 − N/N+.
@@ -204,7 +230,7 @@ def train_run(
         importable in the workers (installed, or on ``PYTHONPATH``).
     resume : bool
         Keep finished models of an existing run with the same configuration; train the rest. The
-        result is bit-identical to an uninterrupted run.
+        result is bit-identical to an uninterrupted run. ``out_dir`` must hold a run.
     progress : bool
         Show a progress bar (models done, rate, ETA) on stderr when it is a terminal.
     trainer : {"auto", "batched", "per-model"}
@@ -240,20 +266,26 @@ def train_run(
         Bad arguments, an unusable data file or model, a training set with one class, or a Dask
         scheduler that cannot be reached or whose workers cannot reproduce the run. All are
         checked before anything is written. DataError: a run directory that exists (without
-        ``resume``), is corrupt, or holds a different configuration.
+        ``resume``), holds no run (with ``resume``), cannot be written, is corrupt, or holds a
+        different configuration. :class:`~dpaudit.mia.train.models.ModelFailure`: a model's fit or
+        scores failed (the message names the model); a new run then leaves nothing behind, a run
+        with finished models keeps them, and the message says how to resume.
     """
-    _require_ml()
+    require_ml()
     from joblib import delayed
 
     if data is None and (label is not None or positive is not None or schema is not None):
         raise DPAuditError("label, positive and schema describe a data file: pass it with data=... (--data FILE)")
     if data is not None and dataset is not None:
         raise DPAuditError("give either a registered dataset or a data file, not both")
+    resume, progress = flag("resume", resume), flag("progress", progress)
     model, model_params = resolve_model(model)
     design = one_of("design", design, DESIGNS)
     n_models = (efficient_models(n_models, minimum=6) if design == "efficient"
                 else whole_number("n_models", n_models, minimum=6))
+    n_models = whole_number("n_models", n_models, minimum=6, maximum=MAX_MODELS, hint=" (each is a fit and a score file)")
     pool_size = whole_number("pool_size", pool_size, minimum=4)
+    check_run_size(n_models, pool_size)
     if design == "efficient":
         if train_size is not None and train_size != pool_size // 2:
             raise DPAuditError(
@@ -271,20 +303,14 @@ def train_run(
     if batch_size is not None and trainer != "batched":
         raise DPAuditError("batch_size applies to trainer 'batched' only")
     batch = whole_number("batch_size", BATCHED_PARAMS["batch_size"] if batch_size is None else batch_size, minimum=1)
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise DataError(f"{out} exists and is not a directory")
-    if not out.exists():
-        check_writable(out, parents=True)  # the run directory (and its missing parents) can be created
-    if out.is_dir() and any(out.iterdir()) and not resume:
-        raise DataError(f"{out} is not empty; pass resume=True (--resume) to continue that run, or choose a new directory")
+    out = check_run_dir(out_dir, resume=resume)
 
     if data is not None:
         if label is None:
             raise DPAuditError("a data file needs its label column: label=... (--label COL)")
-        source = from_file(data, label=label, positive=positive, schema=schema)
+        source = from_data(data, label=label, positive=positive, schema=schema)
     else:
-        source = registered(dataset or DEFAULT_DATASET)
+        source = registered(DEFAULT_DATASET if dataset is None else dataset)
     n_rows = len(source.frame)
     if pool_size > n_rows:
         raise DPAuditError(f"pool_size {pool_size} exceeds the {n_rows:,} rows of {source.name!r}")
@@ -316,10 +342,7 @@ def train_run(
             runner = stack.enter_context(dask_runner(client))
         else:
             runner = local_runner(n_jobs)
-        prepare(out, header, keep)
-        done = finished_models(out, n_models)
-
-        finished = set(done)
+        finished = set(resume_run(out, header, keep) if resume else ())
         # Tasks: one model each, or the fixed blocks [k·batch, (k+1)·batch) that still miss a model (a
         # block is recomputed whole, so its models come out as in an uninterrupted run).
         size = batch if trainer == "batched" else 1
@@ -333,17 +356,15 @@ def train_run(
         jobs = (delayed(_train_models)(t, keep[t], features, y, source.categorical, source.numeric, model, seed,
                                        trainer, driver_versions)
                 for t in tasks)
-        bar = _progress(progress, n_models, len(done))
-        start, new = time.perf_counter(), 0
-        with bar:
-            task = bar.add_task("train", total=n_models, completed=len(done), rate="")
+        bar = _progress(progress, n_models, len(finished))
+        start = time.perf_counter()
+        with bar, RunWriter(out, header, keep, finished, new=not resume) as writer:
+            task = bar.add_task("train", total=n_models, completed=len(finished), rate="")
             for results in runner(jobs):
                 for m, row in results:
-                    if m not in finished:
-                        save_score(out, m, row)
-                        new += 1
+                    if writer.save(m, row):
                         bar.update(task, advance=1)
-                bar.update(task, rate=f"{new / max(time.perf_counter() - start, 1e-9):.2f} models/s")
+                bar.update(task, rate=f"{writer.saved / max(time.perf_counter() - start, 1e-9):.2f} models/s")
     return out
 
 
