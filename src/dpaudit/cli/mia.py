@@ -113,7 +113,7 @@ def mia_train(
     n_jobs: int | None = typer.Option(None, "--n-jobs", "-j", help="Local workers (-1: all cores): joblib processes "
                                       "(default 1), or with --backend dask and no --scheduler the processes of the "
                                       "LocalCluster it starts (default: one per core)."),
-    resume: bool = typer.Option(False, "--resume", help="Keep finished models of OUT, train the rest (bit-identical)."),
+    resume: bool = typer.Option(False, "--resume", help="Keep finished models of the run in OUT, train the rest (bit-identical)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."),
     trainer: str = typer.Option(DEFAULT_TRAINER, "--trainer", help="auto (batched for logreg), batched (logreg: many models per "
                                 "matrix product, ~15x faster) or per-model (one scikit-learn pipeline per task)."),
