@@ -6,12 +6,14 @@ printed with ``pytest -s``.
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 import dpaudit.selfcheck as sc
+from dpaudit import DPAuditError
 from dpaudit.counts import count_tables
 from dpaudit.criteria import Criterion
 from dpaudit.privacy import laplace_release, noisy_top_k
@@ -25,12 +27,13 @@ CLOSENESS = {
     "tc/observed": (0.49, 0.5),   # the practical maximum: one of the two status jumps
     "tc/names": (0.33, 1 / 3),    # ‖ΔMD‖∞ < 1/n against the declared 3/n
     "repair/ci": (2 / 2.002, 1.0),  # 2 of 2 + 2·0.001 (the branch and bound's tolerance, docs/privacy.md)
+    "repair/ci 3×3": (1.999 / 2.002, 1.0),  # the exact ci moves by 2; each released value is within 0.001 of it
     "repair/bag": (1.0, 1.0),
     "repair/set": (1.0, 1.0),
     "split": (0.0, 1.0),
 }
 #: Broken releases that really violate their claim ≥ 1.5× on the pair: the audit must catch each.
-MUST_CATCH = {"tvd", "tc/domain", "repair/ci", "repair/bag", "repair/set", "split: repair value", "split: joint"}
+MUST_CATCH = {"tvd", "tc/domain", "repair/ci", "repair/ci 3×3", "repair/bag", "repair/set", "split: repair value", "split: joint"}
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +46,7 @@ def report():
 def test_every_release_passes_at_ci_size(report):
     assert report.draws == sc.CI_DRAWS and not report.full
     names = [c.name for c in report.checks]
-    assert names == ["tvd", "tc/domain", "tc/observed", "tc/names", "repair/ci", "repair/bag", "repair/set",
+    assert names == ["tvd", "tc/domain", "tc/observed", "tc/names", "repair/ci", "repair/ci 3×3", "repair/bag", "repair/set",
                      "split: tc value", "split: repair value", "split: tc names", "split: joint"]
     for c in report.checks:
         assert c.epsilon_lb <= c.claimed_epsilon, f"{c.name}: ε ≥ {c.epsilon_lb:.3f} > claimed {c.claimed_epsilon}"
@@ -51,7 +54,7 @@ def test_every_release_passes_at_ci_size(report):
         assert c.n_pos == c.n_neg == c.draws - c.draws // 2 and c.level == report.check_level
     assert report.ok and report.failures == []
     # The tight Laplace releases are audited close to their claim (power, not just validity).
-    tight = {c.name: c.epsilon_lb for c in report.checks if c.name in ("tc/domain", "repair/ci", "repair/bag", "repair/set")}
+    tight = {c.name: c.epsilon_lb for c in report.checks if c.name in ("tc/domain", "repair/ci", "repair/ci 3×3", "repair/bag", "repair/set")}
     assert min(tight.values()) > 0.5, tight
     assert report.seconds < 60  # ≈ 12 s on one core; the budget is 30 s on 2 cores
 
@@ -103,6 +106,33 @@ def test_pairs_are_replace_one_neighbours_within_the_bound(name):
         sensitivity = measure.sensitivity([Criterion.parse(pair.criterion)], pair.n)
     assert change <= sensitivity * (1 + 1e-9)
     assert lo - 1e-9 <= change / sensitivity <= hi + 1e-9
+
+
+def test_the_ci_3x3_pair_is_released_through_the_branch_and_bound(report):
+    """repair/ci 3×3: the released ci values of D and D′ come from the certified branch and bound (not a
+    closed form), exactly (gap ≤ τ), through the real audit; its exact ci moves by the full 2."""
+    from dpaudit.audit import audit
+    from dpaudit.measures import Repair
+    from dpaudit.measures._ci import TOLERANCE
+
+    pair = sc.worst_case_pairs()["repair/ci 3×3"]
+    assert min(pair.before.shape[1:]) >= 3 and min(pair.after.shape[1:]) >= 3
+    criterion = Criterion.parse(pair.criterion)
+    blocks = []
+    for frame in pair.frames():
+        exact = audit(frame, criterion, measures=[Repair("ci")], schema=pair.schema())["repair"]
+        (block,) = exact.details.per_block
+        assert block.method == f"branch and bound (gap ≤ {TOLERANCE:g})" and block.status == "exact", block
+        assert 0.0 <= block.upper - block.lower <= TOLERANCE and exact.release.value == block.value
+        private = audit(frame, criterion, measures=[Repair("ci")], schema=pair.schema(), epsilon=1.0)["repair"].release
+        assert private.dp and private.reasons == () and private.sensitivity == pytest.approx(2 + 2 * TOLERANCE)
+        blocks.append(block)
+    d, d_prime = blocks
+    assert d_prime.lower - d.upper >= 2 - TOLERANCE  # the exact ci moves by ≥ 2 − τ (and by ≤ 2: Lipschitz)
+    check = next(c for c in report.checks if c.name == "repair/ci 3×3")
+    assert check.change == pytest.approx(d_prime.value - d.value) and check.note.count("branch and bound") == 2
+    broken = next(c for c in report.broken if c.name == "repair/ci 3×3")
+    assert broken.required and broken.passed and broken.epsilon_lb > 1.0  # half the noise: caught at CI size
 
 
 def test_split_pair_counts_through_the_real_pipeline():
@@ -157,7 +187,7 @@ def test_command_json_and_exit_codes(report, monkeypatch):
     ok = runner.invoke(_app(), ["selfcheck", "--json"])
     assert ok.exit_code == 0, ok.output
     doc = json.loads(ok.stdout)
-    assert doc["ok"] and len(doc["checks"]) == 11 and doc["draws_per_database"] == sc.CI_DRAWS
+    assert doc["ok"] and len(doc["checks"]) == 12 and doc["draws_per_database"] == sc.CI_DRAWS
     assert "tvd" in runner.invoke(_app(), ["selfcheck"]).stdout
 
     failing = sc.SelfcheckReport(report.checks[:1] + (sc.CheckResult(**{**report.checks[0].__dict__, "epsilon_lb": 1.5,
@@ -173,4 +203,51 @@ def test_command_json_and_exit_codes(report, monkeypatch):
 
 def test_command_refuses_bad_input():
     result = CliRunner().invoke(_app(), ["selfcheck", "--draws", "5"])
-    assert result.exit_code == 2 and result.stderr == "dpaudit: error: draws must be an integer >= 100, got 5\n"
+    assert result.exit_code == 2 and result.stderr.startswith("dpaudit: error: draws must be an integer >= ")
+    assert result.stderr.count("\n") == 1 and "got 5" in result.stderr
+
+
+def test_an_uncaught_broken_release_is_inconclusive_not_a_privacy_failure(report, monkeypatch):
+    """Too few draws to catch a broken release says nothing about the real ones: exit 0 with a warning."""
+    missed = next(c for c in report.broken if c.name == "tvd")
+    weak = sc.SelfcheckReport(report.checks, tuple(sc.CheckResult(**{**c.__dict__, "epsilon_lb": 0.9, "passed": False})
+                                                   if c is missed else c for c in report.broken),
+                              report.composition, report.draws, report.level, report.check_level, report.full,
+                              report.seed)
+    assert weak.ok and weak.failures == [] and weak.verdict == "inconclusive"
+    assert weak.inconclusive == ["tvd (broken, noise for 0.5× the sensitivity) was not caught: ε lower bound 0.900 ≤ 1"]
+    assert "INCONCLUSIVE" in str(weak) and "run again with more draws" in str(weak)
+    assert report.verdict == "pass" and sc.SelfcheckReport(
+        (sc.CheckResult(**{**report.checks[0].__dict__, "passed": False}),) + report.checks[1:], weak.broken,
+        report.composition, report.draws, report.level, report.check_level, report.full, report.seed).verdict == "fail"
+    monkeypatch.setattr(sc, "selfcheck", lambda draws, seed, full: weak)
+    result = CliRunner().invoke(_app(), ["selfcheck", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["verdict"] == "inconclusive"
+    assert result.stderr.startswith("dpaudit: warning: self-check inconclusive, no release beat its claim but tvd "
+                                    "(broken") and result.stderr.endswith(": raise --draws\n")
+    assert result.stderr.count("\n") == 1
+
+
+def test_the_fewest_draws_never_give_a_privacy_failure():
+    """C11: at MIN_DRAWS a correct dpaudit passes (or, rarely, is inconclusive) — it never exits 1."""
+    result = CliRunner().invoke(_app(), ["selfcheck", "--draws", str(sc.MIN_DRAWS), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["failures"] == [] and doc["verdict"] in ("pass", "inconclusive") and doc["draws_per_database"] == 1500
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"draws": 10**12}, "draws must be an integer >= 1500 and <= 1e+07 (fewer"),  # 7.3 TiB asked for
+    ({"draws": sc.MIN_DRAWS - 1}, "draws must be an integer >= 1500 and <= 1e+07"),
+    ({"draws": sc.MAX_DRAWS + 1}, "draws must be an integer >= 1500 and <= 1e+07"),
+    ({"draws": 2000.0}, "draws must be an integer"),
+    ({"draws": True}, "draws must be an integer"),
+    ({"full": "yes"}, "full must be True or False, got 'yes'"),
+    ({"full": 1}, "full must be True or False, got 1"),
+    ({"full": True, "draws": 2000}, "full runs 100,000 draws per database, so it takes no draws: give draws"),
+    ({"seed": -1}, "seed must be an integer >= 0"),
+    ({"level": 1.5}, "level must be a number strictly between 0 and 1"),
+])
+def test_selfcheck_refuses_bad_arguments_before_drawing(kwargs, message):
+    with pytest.raises(DPAuditError, match=re.escape(message)):
+        sc.selfcheck(**kwargs)

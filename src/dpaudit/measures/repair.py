@@ -50,6 +50,7 @@ makes the released bound depend on the search, and the audit says so.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -247,22 +248,53 @@ class Repair(Measure):
 
     @classmethod
     def worst_cases(cls) -> tuple[WorstCase, ...]:
-        return tuple(WorstCase(repair_pair(s), cls(semantics=s), lambda change, n: f"|ΔU_R| = {change:g} = the bound 2")
-                     for s in _REPAIR_PAIRS)
+        return tuple(WorstCase(repair_pair(key), cls(semantics=semantics), note)
+                     for key, (semantics, *_, note) in _REPAIR_PAIRS.items())
 
 
-#: Smallest pairs whose U_R changes by the full 2 (exhaustive search over 2×2 and 2×3 tables).
-_REPAIR_PAIRS: dict[Semantics, tuple[list[list[int]], tuple[int, int, int], tuple[int, int, int]]] = {
-    "ci": ([[0, 2], [2, 2]], (0, 0, 1), (0, 0, 0)),
-    "bag": ([[0, 2], [0, 2]], (0, 0, 1), (0, 0, 0)),
-    "set": ([[0, 1, 1], [0, 1, 1]], (0, 0, 1), (0, 0, 0)),
+def _full_two(change: float, n: int) -> str:
+    return f"|ΔU_R| = {change:g} = the bound 2"
+
+
+@functools.lru_cache(maxsize=1)
+def _branch_and_bound_blocks() -> tuple[BlockRepair, BlockRepair]:
+    pair = repair_pair("ci 3×3")
+    d, d_prime = (ci_block(t[0].astype(np.float64), time_limit=DEFAULT_TIME_LIMIT) for t in (pair.before, pair.after))
+    return d, d_prime
+
+
+def _branch_and_bound_note(change: float, n: int) -> str:
+    """How the 3 × 3 pair's blocks were solved, computed (the pair's whole point is that the released
+    ci value comes from the branch and bound, not a closed form)."""
+    d, d_prime = _branch_and_bound_blocks()
+    return (f"|ΔU_R| = {change:.5f} of 2 + 2·{TOLERANCE:g} ({change / (2 + 2 * TOLERANCE):.2%}); "
+            f"D: {d.method}, {d.status}, ci ∈ [{d.lower:.4f}, {d.upper:.4f}]; "
+            f"D′: {d_prime.method}, {d_prime.status}, ci ∈ [{d_prime.lower:.4f}, {d_prime.upper:.4f}]")
+
+
+#: U_R's worst-case pairs: key → (semantics, one block, the moved tuple's cell before and after, what
+#: the pair is, the report's note). The 2 × 2 / 2 × 3 pairs are the smallest on which U_R changes by the
+#: full 2 (exhaustive search over 2 × 2 and 2 × 3 tables); they take ci's closed form. "ci 3×3" sends
+#: both ci values through the branch and bound (:mod:`dpaudit.measures._ci_exact`). Search: every
+#: replace-one move of 1,057 random 3 × 3 tables (counts 0–6, 0–8) and 444 3 × 4 tables (0–5), screened
+#: by the descent upper bound (|Δ| ≥ 1.95), up to 400 candidates per run solved exactly: hundreds move the
+#: exact ci by the full 2 (the most any replacement can, docs/privacy.md) with both sides solved by the
+#: branch and bound; this one releases the largest change, 11.5 → 13.50045 (one block: ≤ 2 + τ).
+_REPAIR_PAIRS: dict[str, tuple[Semantics, list[list[int]], tuple[int, int, int], tuple[int, int, int], str,
+                               Callable[[float, int], str]]] = {
+    "ci": ("ci", [[0, 2], [2, 2]], (0, 0, 1), (0, 0, 0), "U_R ci changes by the full 2", _full_two),
+    "ci 3×3": ("ci", [[8, 3, 3], [4, 5, 2], [4, 3, 8]], (0, 0, 1), (0, 1, 1),
+               "3 × 3, n = 40 (search): both ci values come from the branch and bound; the exact ci moves by 2",
+               _branch_and_bound_note),
+    "bag": ("bag", [[0, 2], [0, 2]], (0, 0, 1), (0, 0, 0), "U_R bag changes by the full 2", _full_two),
+    "set": ("set", [[0, 1, 1], [0, 1, 1]], (0, 0, 1), (0, 0, 0), "U_R set changes by the full 2", _full_two),
 }
 
 
-def repair_pair(semantics: Semantics) -> NeighbourPair:
-    """The smallest worst-case pair of U_R under ``semantics``: U_R changes by the full 2."""
-    table, src, dst = _REPAIR_PAIRS[semantics]
+def repair_pair(key: str) -> NeighbourPair:
+    """U_R's worst-case pair ``key`` (a semantics, or ``"ci 3×3"``): its change is the full 2."""
+    _, table, src, dst, what, _ = _REPAIR_PAIRS[key]
     before = np.array([table])
     after = moved(before, src, dst)
-    return NeighbourPair(f"repair/{semantics}", "p ⊥ o", before, after,
-                         f"{before[0].tolist()} → {after[0].tolist()} (U_R {semantics} changes by the full 2)")
+    return NeighbourPair(f"repair/{key}", "p ⊥ o", before, after,
+                         f"{before[0].tolist()} → {after[0].tolist()} ({what})")

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpaudit.selfcheck._params import BROKEN_FACTOR
+from dpaudit.selfcheck._params import BROKEN_FACTOR, REQUIRED_EXCESS
 
 
 @dataclass(frozen=True)
@@ -68,23 +68,35 @@ class SelfcheckReport:
 
     @property
     def failures(self) -> list[str]:
+        """The privacy failures: a real release whose bound beats its claim, or a split that does not compose."""
         out = [f"{c.name}: ε lower bound {c.epsilon_lb:.3f} exceeds the claimed ε = {c.claimed_epsilon:g}"
                for c in self.checks if not c.passed]
-        out += [f"{c.name} (broken, noise for {BROKEN_FACTOR:g}× the sensitivity) was not caught: ε lower bound "
-                f"{c.epsilon_lb:.3f} ≤ {c.claimed_epsilon:g}; raise --draws"
-                for c in self.broken if c.required and not c.passed]
         if not self.composition["ok"]:
             out.append(f"budget split: {self.composition['problem']}")
         return out
 
     @property
+    def inconclusive(self) -> list[str]:
+        """The required broken releases not caught: the draws were too few to tell them from correct ones."""
+        return [f"{c.name} (broken, noise for {BROKEN_FACTOR:g}× the sensitivity) was not caught: ε lower bound "
+                f"{c.epsilon_lb:.3f} ≤ {c.claimed_epsilon:g}" for c in self.broken if c.required and not c.passed]
+
+    @property
     def ok(self) -> bool:
+        """No release was shown to beat its claim and the split composes (``failures`` is empty)."""
         return not self.failures
+
+    @property
+    def verdict(self) -> str:
+        """``"fail"`` (a privacy failure), ``"inconclusive"`` (no failure, but a broken release escaped) or ``"pass"``."""
+        return "fail" if self.failures else "inconclusive" if self.inconclusive else "pass"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "verdict": self.verdict,
             "failures": self.failures,
+            "inconclusive": self.inconclusive,
             "draws_per_database": self.draws,
             "full": self.full,
             "level": self.level,
@@ -117,7 +129,9 @@ class SelfcheckReport:
         lines += ["", f"broken releases (noise for {BROKEN_FACTOR:g}× the claimed sensitivity): caught when the bound "
                   "exceeds the claim", header, "-" * len(header)]
         for c in self.broken:
-            verdict = "caught" if c.passed else ("NOT CAUGHT" if c.required else "not caught (not required)")
+            verdict = ("caught" if c.passed else "NOT CAUGHT" if c.required
+                       else "not caught (exact loss ≤ claim: no violation)" if c.exact_loss <= c.claimed_epsilon
+                       else f"not caught (not required: exact loss < {REQUIRED_EXCESS:g}× claim)")
             lines.append(f"{c.name:<20} {c.claimed_epsilon:>9.3g} {c.ratio:>7.3f} {c.exact_loss:>10.3f} "
                          f"{c.epsilon_lb:>13.3f}  {verdict}")
         comp = self.composition
@@ -126,6 +140,9 @@ class SelfcheckReport:
                   f"(ledger spent {comp['spent']:g}): {'ok' if comp['ok'] else 'WRONG'}"]
         lines += ["", "pairs:"] + [f"  {c.name}: {c.pair}" + (f" — {c.note}" if c.note else "") for c in self.checks]
         lines += [f"  {n}" for n in self.notes]
-        lines += ["", f"{'PASS' if self.ok else 'FAIL'} ({self.seconds:.1f} s)"]
-        lines += [f"  {f}" for f in self.failures]
+        lines += ["", f"{self.verdict.upper()} ({self.seconds:.1f} s)"]
+        lines += [f"  {f}" for f in self.failures + self.inconclusive]
+        if self.inconclusive and not self.failures:
+            lines.append(f"  no release beat its claim, but {self.draws:,} draws were too few to catch every broken "
+                         "release: run again with more draws (--draws N, or --full)")
         return "\n".join(lines)
