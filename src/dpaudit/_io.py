@@ -16,6 +16,7 @@ import json
 import math
 import os
 import secrets
+import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -182,13 +183,18 @@ MAX_JSON_BYTES = 64 * 2**20
 def load_json(source: str | os.PathLike[str], *, what: str, hint: str, error: type[Exception]) -> Any:
     """Parsed JSON from a string holding an object (``{...}``) or from the file it names.
 
-    Raises ``error`` with ``"<what> file '<path>' does not exist; <hint>"`` or
-    ``"<what> is not valid JSON (<reason> at line <n>)"``.
+    Raises ``error`` with ``"<what> file '<path>' does not exist; <hint>"``, ``"… is a directory"``,
+    ``"… is a named pipe (FIFO), not a regular file"`` (or a character device, such as ``/dev/null``,
+    …), or ``"<what> is not valid JSON (<reason> at line <n>)"``.
 
     Examples
     --------
     >>> load_json('{"a": 1}', what="schema", hint="", error=ValueError)
     {'a': 1}
+    >>> load_json("/dev/null", what="schema", hint="give a schema file", error=ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: schema file '/dev/null' is a character device, not a regular file; give a schema file
     """
     if not isinstance(source, (str, os.PathLike)):
         raise error(f"{what} must be a JSON text or the path of a JSON file, got {type(source).__name__}")
@@ -197,6 +203,8 @@ def load_json(source: str | os.PathLike[str], *, what: str, hint: str, error: ty
         path = Path(source)
         if path.is_dir():
             raise error(f"{what} file {str(path)!r} is a directory; {hint}")
+        if path.exists() and not path.is_file():
+            raise error(f"{what} file {str(path)!r} is {_special_kind(path)}, not a regular file; {hint}")
         if not path.is_file():
             raise error(f"{what} file {str(path)!r} does not exist; {hint}")
         if path.stat().st_size > MAX_JSON_BYTES:
@@ -213,3 +221,13 @@ def load_json(source: str | os.PathLike[str], *, what: str, hint: str, error: ty
         raise error(f"{what} JSON is nested too deeply to be a {what}") from None
     except json.JSONDecodeError as exc:
         raise error(f"{what} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise error(f"{what} is not valid JSON ({exc})") from None
+
+
+def _special_kind(path: Path) -> str:
+    """What a path that exists but is neither a file nor a directory is: a named pipe, a device, a socket."""
+    mode = path.stat().st_mode
+    kinds = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "a special file")

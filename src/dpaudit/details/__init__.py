@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dpaudit._document import Doc, DocumentError
+from dpaudit._errors import DPAuditError
 from dpaudit.details._base import (
     Details,
     Labels,
@@ -52,7 +54,9 @@ def details_from_dict(doc: Mapping[str, Any], measure: str | None = None) -> Mea
     ``measure`` (the entry's name in the document) picks the registered measure, which reads its own
     details (:meth:`~dpaudit.measures.Measure.details_from_dict`). A name that is not registered, or
     none, falls back to the built-in details recognised by their keys; what is still not recognised
-    is kept as :class:`UnknownDetails`, so it round-trips and is shown as a field table.
+    is kept as :class:`UnknownDetails`, so it round-trips and is shown as a field table. A field that
+    the details' type cannot read raises :class:`~dpaudit.DataError` naming it (also when a measure's
+    own ``from_dict`` fails with another exception).
 
     Examples
     --------
@@ -65,9 +69,16 @@ def details_from_dict(doc: Mapping[str, Any], measure: str | None = None) -> Mea
 
     if not doc:
         return None
+    d = Doc.of(doc, "" if measure is None else f"measures.{measure}")
     registered = MEASURES.get(measure) if measure is not None else None
-    if registered is not None:
-        found = registered.details_from_dict(doc)
-    else:
-        found = next((t.from_dict(doc) for t in BUILTIN_DETAILS if t.recognises(doc)), None)
-    return found if found is not None else UnknownDetails(dict(doc))
+    try:
+        if registered is not None:
+            found = registered.details_from_dict(d)
+        else:
+            found = next((t.from_dict(d) for t in BUILTIN_DETAILS if t.recognises(d)), None)
+    except DPAuditError:
+        raise
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:  # a measure's own from_dict
+        raise DocumentError(f"field {d.path or 'details'} cannot be read as details of {measure!r} "
+                            f"({type(exc).__name__}: {exc})") from None
+    return found if found is not None else UnknownDetails(dict(d))

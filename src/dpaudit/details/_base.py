@@ -4,7 +4,11 @@ A measure's details (what it explains beside its value: a baseline, top cells, r
 dataclass subclassing :class:`Details`, which gives it
 
 * ``to_dict`` / ``from_dict``: the fields as plain JSON data and back (tuples travel as lists and
-  come back as tuples; nested details and mappings are converted on the way out);
+  come back as tuples; nested details and mappings are converted on the way out); ``from_dict`` checks
+  every field against its annotation (:func:`dpaudit._document.typed`) and reads through a
+  :class:`~dpaudit._document.Doc`, so a damaged document is refused naming the field;
+* ``released_in``: ``"exact"`` for curator-only details, ``"dp"`` for a private release, None when
+  either (a saved result holding details of the other mode is refused);
 * ``recognises(doc)``: whether a measure's JSON entry holds details of this type (its required
   fields are there), for documents whose measure is not registered;
 * the **report hooks**, each with a generic default built on the *field table* (:func:`field_rows`,
@@ -20,10 +24,13 @@ measure may return) is shown with the field table too.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, fields
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+from dpaudit._document import Doc, typed
 
 if TYPE_CHECKING:
     from dpaudit.results import AuditResult, MeasureResult
@@ -37,6 +44,11 @@ _SHOWN = 10  # field table: the items of a sequence printed before "… (N in al
 
 def _fields(obj: Any) -> tuple[Field[Any], ...]:
     return fields(obj)
+
+
+def _required(cls: type) -> list[Field[Any]]:
+    """The fields of a details dataclass without a default."""
+    return [f for f in _fields(cls) if f.default is MISSING and f.default_factory is MISSING]
 
 
 def _plain_fields(obj: Any) -> dict[str, Any]:
@@ -67,16 +79,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _tupled(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_tupled(v) for v in value)
-    if isinstance(value, Mapping):
-        return {k: _tupled(v) for k, v in value.items()}
-    return value
-
-
 class Details:
     """Base of a measure's details (a frozen dataclass): JSON form and report hooks (module docstring)."""
+
+    #: The mode of the results that hold these details: "exact" (curator-only), "dp" or None (either).
+    released_in: ClassVar[str | None] = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain JSON data, merged into the measure's entry of the result's document."""
@@ -84,15 +91,26 @@ class Details:
 
     @classmethod
     def from_dict(cls: type[_D], doc: Mapping[str, Any]) -> _D:
-        """The details of a measure's JSON entry (the inverse of :meth:`to_dict` for plain fields;
-        override it for nested types)."""
-        return cls(**{f.name: _tupled(doc[f.name]) for f in _fields(cls) if f.name in doc})
+        """The details of a measure's JSON entry, every field checked against its annotation (the
+        inverse of :meth:`to_dict` for fields of plain types, tuples, mappings and details)."""
+        d = Doc.of(doc)
+        try:
+            hints = typing.get_type_hints(cls)
+        except (NameError, TypeError):  # an annotation that cannot be resolved here: read as JSON
+            hints = {}
+        values = {}
+        for f in _fields(cls):
+            if f.name in d:
+                values[f.name] = typed(d.at(f.name), d[f.name], hints.get(f.name, Any))
+            elif f in _required(cls):
+                d.fail(f.name, "is missing")
+        return cls(**values)
 
     @classmethod
     def recognises(cls, doc: Mapping[str, Any]) -> bool:
         """Whether ``doc`` (a measure's JSON entry) holds details of this type: its required fields."""
-        required = [f.name for f in _fields(cls) if f.default is MISSING and f.default_factory is MISSING]
-        return bool(required) and all(name in doc for name in required)
+        required = _required(cls)
+        return bool(required) and all(f.name in doc for f in required)
 
     # -- report hooks: override to show more than the field table ---------------------------------
     def mi_baseline(self) -> Sequence[Any] | None:

@@ -4,16 +4,20 @@ named by a private selection (DP mode); and how each report shows them."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from dpaudit._document import Doc, choice, flag, items, labels, number, text, whole
 from dpaudit.details._base import Details, Labels, _plain_fields, _PlainRecord
 
 if TYPE_CHECKING:
     from dpaudit.results import AuditResult, MeasureResult
 
 __all__ = ["TopCell", "NamedCell", "SelectionInfo", "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails",
-           "describe_cell"]
+           "describe_cell", "SIGNS"]
+
+#: How a top cell departs from independence: more rows than it predicts, fewer, or neither.
+SIGNS = ("over", "under", "none")
 
 
 @dataclass(frozen=True)
@@ -28,7 +32,14 @@ class _Cell:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Any:
-        return cls(**{f.name: doc[f.name] for f in fields(cls)})
+        d = Doc.of(doc)
+        return cls(d.read("criterion", text), *(d.read(side, labels) for side in ("protected", "outcome", "admissible")),
+                   **cls._evidence(d))
+
+    @classmethod
+    def _evidence(cls, d: Doc) -> dict[str, Any]:
+        """What a cell of this kind says beside its labels, read from ``d``."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -40,12 +51,21 @@ class TopCell(_Cell):
     expected: float = 0.0
     sign: str = "none"
 
+    @classmethod
+    def _evidence(cls, d: Doc) -> dict[str, Any]:
+        return {"md": d.read("md", number, low=0), "count": d.read("count", whole),
+                "expected": d.read("expected", number, low=0), "sign": d.read("sign", choice, choices=SIGNS)}
+
 
 @dataclass(frozen=True)
 class NamedCell(_Cell):
     """A cell named by a private selection; only its name and noisy rank are released."""
 
     rank: int = 0
+
+    @classmethod
+    def _evidence(cls, d: Doc) -> dict[str, Any]:
+        return {"rank": d.read("rank", whole, minimum=1)}
 
 
 def describe_cell(cell: TopCell | NamedCell) -> str:
@@ -67,6 +87,12 @@ class SelectionInfo(_PlainRecord):
     sensitivity_linf: float
     scale: float
     dp: bool
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> SelectionInfo:
+        d = Doc.of(doc)
+        return cls(d.read("epsilon", number, low=0, low_open=True), d.read("mechanism", text),
+                   d.read("sensitivity_linf", number, low=0), d.read("scale", number, low=0), d.read("dp", flag))
 
 
 @dataclass(frozen=True)
@@ -94,10 +120,23 @@ class CellMDMap:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> CellMDMap:
-        md = doc.get("md")
-        return cls(doc["criterion"], tuple(doc["blocks"]), tuple(doc["protected"]), tuple(doc["outcome"]),
-                   None if md is None else tuple(tuple(tuple(float(v) for v in row) for row in block) for block in md),
-                   int(doc["cells"]))
+        """A map of a saved document: the axes' labels, and ``md`` (when there) of their shape."""
+        d = Doc.of(doc)
+        axes = [d.many(axis, labels) for axis in ("blocks", "protected", "outcome")]
+        md = d.many("md", _md_block, optional=True, shape=tuple(map(len, axes[1:])))
+        if md is not None and (len(md) != len(axes[0]) or not all(axes)):
+            d.fail("md", f"must be one {len(axes[1])} × {len(axes[2])} table of MD values per block ({len(axes[0])}), "
+                         "with at least one block, protected and outcome value")
+        return cls(d.read("criterion", text), axes[0], axes[1], axes[2], md, d.read("cells", whole))
+
+
+def _md_block(path: str, value: Any, shape: tuple[int, int]) -> tuple[tuple[float, ...], ...]:
+    """One block of an MD map: ``shape`` (protected × outcome) MD values, each ≥ 0."""
+    return items(path, value, _md_row, length=shape[0], n=shape[1])
+
+
+def _md_row(path: str, value: Any, n: int) -> tuple[float, ...]:
+    return items(path, value, number, length=n, low=0)
 
 
 class _CellList(Details):
@@ -124,6 +163,7 @@ class TopCellsDetails(_CellList):
     top_cells: tuple[TopCell, ...]
     cell_md: tuple[CellMDMap, ...] | None = None
     _how = "exact"
+    released_in: ClassVar[str | None] = "exact"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"top_cells": [c.to_dict() for c in self.top_cells]}
@@ -133,9 +173,8 @@ class TopCellsDetails(_CellList):
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> TopCellsDetails:
-        maps = doc.get("cell_md")
-        return cls(tuple(TopCell.from_dict(c) for c in doc["top_cells"]),
-                   None if maps is None else tuple(CellMDMap.from_dict(m) for m in maps))
+        d = Doc.of(doc)
+        return cls(d.objects("top_cells", TopCell), d.objects("cell_md", CellMDMap, optional=True))
 
     def html(self, result: AuditResult, m: MeasureResult) -> str | None:
         from dpaudit.report._html import note, table
@@ -169,13 +208,15 @@ class PrivateTopCellsDetails(_CellList):
     top_cells: tuple[NamedCell, ...]
     release: SelectionInfo
     _how = "named privately, noisy rank order"
+    released_in: ClassVar[str | None] = "dp"
 
     def to_dict(self) -> dict[str, Any]:
         return {"top_cells": [c.to_dict() for c in self.top_cells], "top_cells_release": self.release.to_dict()}
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> PrivateTopCellsDetails:
-        return cls(tuple(NamedCell.from_dict(c) for c in doc["top_cells"]), SelectionInfo(**doc["top_cells_release"]))
+        d = Doc.of(doc)
+        return cls(d.objects("top_cells", NamedCell), SelectionInfo.from_dict(d.doc("top_cells_release")))
 
     @classmethod
     def recognises(cls, doc: Mapping[str, Any]) -> bool:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from dpaudit._document import Doc, choice, flag, labels, number, text, whole
 from dpaudit.details._base import Details, Labels, _plain_fields
 
 if TYPE_CHECKING:
@@ -35,6 +36,12 @@ class CellChange:
 
     def to_dict(self) -> dict[str, Any]:
         return {**_plain_fields(self), "protected": dict(self.protected), "outcome": dict(self.outcome)}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> CellChange:
+        d = Doc.of(doc)
+        return cls(d.read("protected", labels), d.read("outcome", labels), d.read("count", whole),
+                   d.read("repaired", number), d.read("change", number))
 
 
 @dataclass(frozen=True)
@@ -80,13 +87,14 @@ class BlockRepairDetail:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> BlockRepairDetail:
-        def labels(key: str) -> tuple[Labels, ...] | None:
-            return None if doc.get(key) is None else tuple(doc[key])
-
-        changes = doc.get("changes")
-        return cls(doc["criterion"], doc["admissible"], doc["value"], doc["lower"], doc["upper"], doc["exact"],
-                   doc["method"], None if changes is None else tuple(CellChange(**c) for c in changes),
-                   labels("kept"), labels("deleted"), labels("target"), doc.get("status") or "")
+        """A block of a saved document; ``target`` holds the outcome counts (``count``) kept groups get."""
+        d = Doc.of(doc)
+        return cls(d.read("criterion", text), d.read("admissible", labels), d.read("value", number),
+                   d.read("lower", number), d.read("upper", number, finite=False), d.read("exact", flag),
+                   d.read("method", text), d.objects("changes", CellChange, optional=True),
+                   d.many("kept", labels, optional=True), d.many("deleted", labels, optional=True),
+                   d.many("target", _target, optional=True),
+                   d.read("status", choice, optional=True, choices=REPAIR_STATUSES) or "")
 
 
 @dataclass(frozen=True)
@@ -101,6 +109,7 @@ class RepairDetails(Details):
     exact: bool
     upper: float
     per_block: tuple[BlockRepairDetail, ...]
+    released_in: ClassVar[str | None] = "exact"
 
     @property
     def status(self) -> str:
@@ -124,8 +133,11 @@ class RepairDetails(Details):
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> RepairDetails:
-        return cls(doc["semantics"], doc["exact"], doc["upper"],
-                   tuple(BlockRepairDetail.from_dict(b) for b in doc["per_block"]))
+        from dpaudit.measures.repair import SEMANTICS
+
+        d = Doc.of(doc)
+        return cls(d.read("semantics", choice, choices=SEMANTICS), d.read("exact", flag),
+                   d.read("upper", number, finite=False), d.objects("per_block", BlockRepairDetail))
 
     # -- reports --------------------------------------------------------------------------------------
     def text_lines(self, m: MeasureResult) -> list[str]:
@@ -190,6 +202,13 @@ class RepairDetails(Details):
                          f"{esc(fmt(math.fsum(b.value for b in rest)))} rows in all are not shown (the JSON lists "
                          "every block).</p>")
         return body
+
+
+def _target(path: str, value: Any) -> Labels:
+    """An entry of a block's ``target``: outcome labels and the ``count`` of rows every kept group gets."""
+    found = labels(path, value)
+    Doc(found, path).read("count", number, low=0)
+    return found
 
 
 def _repair_text(block: BlockRepairDetail) -> str:

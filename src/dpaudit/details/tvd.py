@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from dpaudit._document import Doc, number
 from dpaudit.details._base import Details, _PlainRecord
 
 if TYPE_CHECKING:
@@ -28,10 +29,12 @@ class TVDDetails(Details):
     per-criterion values (:meth:`mi_baseline`), so it adds no lines and no section of its own."""
 
     baseline: tuple[MIBaseline, ...]
+    released_in: ClassVar[str | None] = "exact"
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> TVDDetails:
-        return cls(tuple(MIBaseline(**b) for b in doc["baseline"]))
+        return cls(tuple(MIBaseline(b.read("mi_nats", number), b.read("mi_bits", number))
+                         for b in Doc.of(doc).docs("baseline")))
 
     def mi_baseline(self) -> Sequence[MIBaseline]:
         return self.baseline

@@ -9,6 +9,10 @@ document, by key (``row["pp_t"]["tpr"]``). ``to_dict``/``from_dict`` round-trip,
 For figures (:mod:`dpaudit.report.html_mia`) the report also carries, when :func:`evaluate` made it,
 each rule's ROC as a :class:`Curve` (``curves``) and, per α, a :class:`Histogram` of the naive
 threshold's per-record FPR (``fpr_histograms``); both are None in a document saved before they existed.
+
+``from_dict`` checks every field the reports use (rates in [0, 1], α in (0, 1), intervals of two
+numbers, one result per α, known rules, …) through :class:`dpaudit._document.Doc` and refuses anything
+else with a :class:`~dpaudit.DataError` naming the field.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from dpaudit._document import Doc, choice, flag, number, obj, rate, text, unit, whole
 
 __all__ = ["RuleResult", "FprSpread", "AlphaResult", "Curve", "Histogram", "MiaReport"]
 
@@ -89,12 +95,18 @@ class RuleResult(_KeyView):
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> RuleResult:
-        def pair(value: Any) -> tuple[float, float] | None:
-            return None if value is None else (float(value[0]), float(value[1]))
-
-        return cls(bool(doc["estimable"]), doc.get("tpr"), doc.get("fpr"), doc.get("epsilon_lb"),
-                   doc.get("epsilon_point"), pair(doc.get("ci")), pair(doc.get("cp")), doc.get("threshold"),
-                   doc.get("fpr_kind"), doc.get("t_threshold_fpr_loo"), doc.get("reason"))
+        """An estimable rule has a TPR and an FPR; one that is not has neither, and a reason."""
+        d = Doc.of(doc)
+        estimable = d.read("estimable", flag)
+        tpr, fpr = (d.read(key, rate, optional=not estimable) for key in ("tpr", "fpr"))
+        if not estimable and (tpr, fpr) != (None, None):
+            d.fail("tpr", "and fpr must be null for a rule that is not estimable")
+        return cls(estimable, tpr, fpr, d.read("epsilon_lb", number, optional=True, low=0, finite=False),
+                   d.read("epsilon_point", number, optional=True, finite=False, nan=True),
+                   d.pair("ci", optional=True, low=0, high=1), d.pair("cp", optional=True, low=0, high=1),
+                   d.read("threshold", number, optional=True, finite=False),
+                   d.read("fpr_kind", choice, optional=True, choices=FPR_KINDS),
+                   d.read("t_threshold_fpr_loo", rate, optional=True), d.read("reason", text, optional=estimable))
 
 
 @dataclass(frozen=True, eq=True)
@@ -106,6 +118,11 @@ class FprSpread(_KeyView):
 
     def to_dict(self) -> dict[str, Any]:
         return {"max": self.max, "share_above_alpha": self.share_above_alpha}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> FprSpread:
+        d = Doc.of(doc)
+        return cls(d.read("max", rate), d.read("share_above_alpha", rate))
 
 
 @dataclass(frozen=True, eq=True)
@@ -127,8 +144,10 @@ class AlphaResult(_KeyView):
 
     @classmethod
     def from_dict(cls, alpha: float, doc: Mapping[str, Any]) -> AlphaResult:
-        rules = {k: RuleResult.from_dict(v) for k, v in doc.items() if k not in ("alpha", "naive_per_record_fpr")}
-        return cls(float(alpha), rules, FprSpread(**doc["naive_per_record_fpr"]))
+        """The rules at ``alpha``: every key but ``alpha`` and ``naive_per_record_fpr`` names a known rule."""
+        d = Doc.of(doc)
+        rules = {k: RuleResult.from_dict(d.doc(_rule(d, k))) for k in d if k not in ("alpha", "naive_per_record_fpr")}
+        return cls(float(alpha), rules, FprSpread.from_dict(d.doc("naive_per_record_fpr")))
 
 
 @dataclass(frozen=True, eq=True)
@@ -158,8 +177,12 @@ class Curve(_KeyView):
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Curve:
-        return cls(tuple(float(v) for v in doc["fpr"]), tuple(float(v) for v in doc["tpr"]),
-                   str(doc.get("fpr_kind", "realised")), int(doc.get("records", 0)), int(doc.get("models", 0)))
+        d = Doc.of(doc)
+        fpr, tpr = d.many("fpr", rate), d.many("tpr", rate)
+        if len(fpr) != len(tpr):
+            d.fail("tpr", f"must hold one value per FPR ({len(fpr)})")
+        return cls(fpr, tpr, d.read("fpr_kind", choice, optional=True, choices=FPR_KINDS) or "realised",
+                   d.read("records", whole, optional=True) or 0, d.read("models", whole, optional=True) or 0)
 
 
 @dataclass(frozen=True, eq=True)
@@ -176,7 +199,12 @@ class Histogram(_KeyView):
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Histogram:
-        return cls(float(doc["alpha"]), tuple(float(v) for v in doc["edges"]), tuple(int(v) for v in doc["counts"]))
+        """Bins of per-record FPRs: two or more increasing edges in [-1, 2], one count ≥ 0 per bin."""
+        d = Doc.of(doc)
+        edges = d.many("edges", number, low=-1, high=2)
+        if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
+            d.fail("edges", "must be two or more increasing numbers")
+        return cls(d.read("alpha", unit), edges, d.many("counts", whole, length=len(edges) - 1))
 
 
 @dataclass(frozen=True)
@@ -209,14 +237,26 @@ class MiaReport:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> MiaReport:
-        """Rebuild a report from :meth:`to_dict`'s document (e.g. a saved ``dpaudit mia evaluate --json``)."""
-        rows = tuple(AlphaResult.from_dict(r["alpha"], r) for r in doc["results"])
-        curves = doc.get("curves")
-        hists = doc.get("fpr_histograms")
-        return cls(int(doc["n_models"]), int(doc["n_records"]), tuple(float(a) for a in doc["alphas"]), rows,
-                   dict(doc["options"]), dict(doc.get("diagnostics", {})),
-                   None if curves is None else {k: Curve.from_dict(v) for k, v in curves.items()},
-                   None if hists is None else tuple(Histogram.from_dict(h) for h in hists))
+        """Rebuild a report from :meth:`to_dict`'s document (e.g. a saved ``dpaudit mia evaluate --json``):
+        one or more α, one result per α (in their order), known rules, and the options and diagnostics
+        the reports print, every field checked."""
+        d = Doc.of(doc)
+        alphas, results = d.many("alphas", unit), d.docs("results")
+        if not alphas or len(results) != len(alphas):
+            d.fail("results", f"must hold one entry per α of alphas (one or more; {len(alphas)} here)")
+        for a, r in zip(alphas, results):
+            if r.read("alpha", unit) != a:
+                r.fail("alpha", f"is not the α of alphas, {a:g}")
+        curves = d.doc("curves", optional=True)
+        diagnostics = d.doc("diagnostics")
+        diagnostics.read("share_non_normal", rate)
+        diagnostics.read("min_n_out", whole, optional=True, minimum=None)
+        diagnostics.read("auc_naive", rate, optional=True)
+        return cls(d.read("n_models", whole, minimum=1), d.read("n_records", whole, minimum=1), alphas,
+                   tuple(AlphaResult.from_dict(a, r) for a, r in zip(alphas, results)), _options(d.doc("options")),
+                   dict(diagnostics),
+                   None if curves is None else {k: Curve.from_dict(curves.doc(_rule(curves, k))) for k in curves},
+                   d.objects("fpr_histograms", Histogram, optional=True))
 
     def __str__(self) -> str:
         from dpaudit.report.text import render_mia
@@ -228,3 +268,41 @@ class MiaReport:
         from dpaudit.report.html_mia import render_mia_fragment
 
         return render_mia_fragment(self)
+
+
+#: How a rule's FPR was obtained: measured on the targets, or the α its model promises.
+FPR_KINDS = ("realised", "nominal")
+
+
+def _rule(d: Doc, key: str) -> str:
+    """``key`` if it names a rule of :data:`dpaudit.mia.evaluate.RULES`, else refused at ``d``'s path."""
+    from dpaudit.mia.rule_results import RULES
+
+    if key not in RULES:
+        d.fail(key, f"is not a rule: the rules are {', '.join(RULES)}")
+    return key
+
+
+_NULLABLE = frozenset({"seed", "train_size", "pool_size", "fpc_train_size"})
+
+
+def _options(o: Doc) -> dict[str, Any]:
+    """A report's options, checked where the reports read them: the level, FPC and threshold kind always,
+    the others when present (null only for the sizes and the seed, which a run may lack; the FPC's
+    training-set size is needed when the FPC is on and its source is named)."""
+    from dpaudit.mia.calibrate import SIGNS, THRESHOLD_KINDS
+
+    o.read("level", unit)
+    o.read("threshold", choice, choices=THRESHOLD_KINDS)
+    sized = o.read("fpc", flag) and "fpc_train_size_from" in o
+    o.read("fpc_train_size", number, optional=not sized, low=0)
+    checks: dict[str, tuple[Any, dict[str, Any]]] = {
+        "attack": (text, {}), "attack_options": (obj, {}), "sign": (choice, {"choices": SIGNS}), "strict": (flag, {}),
+        "location": (text, {}), "variance": (text, {}), "n_boot": (whole, {}), "seed": (whole, {"maximum": None}),
+        "delta": (number, {"low": 0, "high": 1, "high_open": True}), "train_size": (number, {"low": 0}),
+        "pool_size": (number, {"low": 0}), "fpc_train_size_from": (text, {}), "scores": (obj, {})}
+    for key, (check, options) in checks.items():
+        if key in o:
+            o.read(key, check, optional=key in _NULLABLE, **options)
+    o.many("n_in", whole, optional=True, length=2)
+    return dict(o)

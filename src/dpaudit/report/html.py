@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpaudit._document import renders
 from dpaudit.details import hook, mi_baseline
 from dpaudit.measures import MEASURES, ReportSection
 from dpaudit.report._html import esc, fmt, fragment, key_values, note, page, section, table
@@ -67,6 +68,7 @@ def render_html(result: Any) -> str:
     return render_mia(result)
 
 
+@renders(AuditResult)
 def render_audit(result: AuditResult) -> str:
     """The audit as one self-contained HTML document (inline CSS and SVG figures, no script, no
     external resource; one section per printed A4 page)."""
@@ -74,6 +76,7 @@ def render_audit(result: AuditResult) -> str:
     return page(title, subtitle, audit_sections(result), footer=_footer())
 
 
+@renders(AuditResult)
 def render_audit_fragment(result: AuditResult) -> str:
     """The same sections as :func:`render_audit`, as a fragment (no ``<html>``) with a stylesheet
     scoped to it: what a notebook shows inline (``AuditResult._repr_html_``)."""

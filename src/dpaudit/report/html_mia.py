@@ -24,8 +24,10 @@ fragment for notebooks (``MiaReport._repr_html_``).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from dpaudit._document import renders
+from dpaudit.mia.results import MiaReport
 from dpaudit.report._html import (
     PALETTE,
     esc,
@@ -39,9 +41,6 @@ from dpaudit.report._html import (
     section,
     table,
 )
-
-if TYPE_CHECKING:
-    from dpaudit.mia.results import MiaReport
 
 __all__ = ["render_mia", "render_mia_fragment", "mia_sections", "RULE_MEANING", "CURVES_MISSING"]
 
@@ -83,6 +82,7 @@ _STYLE = {
 }
 
 
+@renders(MiaReport)
 def render_mia(report: MiaReport) -> str:
     """The evaluation as one self-contained HTML document (inline CSS and SVG figures, no script, no
     external resource; one section per printed A4 page)."""
@@ -90,6 +90,7 @@ def render_mia(report: MiaReport) -> str:
     return page(title, subtitle, mia_sections(report), footer=_footer())
 
 
+@renders(MiaReport)
 def render_mia_fragment(report: MiaReport) -> str:
     """The same sections as :func:`render_mia`, as a fragment (no ``<html>``) with a stylesheet scoped
     to it: what a notebook shows inline (``MiaReport._repr_html_``)."""

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from dpaudit._errors import DataError
+from dpaudit._document import HINT, expect
+from dpaudit._errors import DataError, DPAuditError
 from dpaudit._io import load_json, to_jsonable
 from dpaudit.results import AuditResult
 
@@ -20,9 +22,23 @@ Result = Union[AuditResult, "MiaReport"]
 
 def render_json(result: Any) -> str:
     """One JSON document of a result (anything with ``to_dict()``, or a mapping): UTF-8, indented,
-    non-finite numbers as the strings ``"inf"``, ``"-inf"``, ``"nan"``."""
-    doc = result.to_dict() if hasattr(result, "to_dict") else result
-    return json.dumps(to_jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    non-finite numbers as the strings ``"inf"``, ``"-inf"``, ``"nan"``. Anything else, or a value
+    inside that JSON cannot hold, raises :class:`~dpaudit.DPAuditError`.
+
+    Examples
+    --------
+    >>> render_json(None)
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.DPAuditError: render_json takes a result (an AuditResult, a MiaReport, anything with to_dict()) or a mapping, got NoneType
+    """
+    takes = "a result (an AuditResult, a MiaReport, anything with to_dict()) or a mapping"
+    doc = result.to_dict() if callable(getattr(result, "to_dict", None)) else result
+    expect(doc, Mapping, "render_json", takes)
+    try:
+        return json.dumps(to_jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise DPAuditError(f"render_json: {exc}") from None
 
 
 def read_json(source: str | Path) -> Result:
@@ -46,9 +62,18 @@ def read_json(source: str | Path) -> Result:
             from dpaudit.mia.results import MiaReport
 
             return MiaReport.from_dict(doc)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DataError(f"the JSON document is not a complete dpaudit result ({type(exc).__name__}: {exc})") from None
-    raise DataError("the JSON document is neither a fairness audit nor a membership-inference evaluation")
+    except DPAuditError:
+        raise
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:  # a field no check covers
+        raise DataError(f"{UNCHECKED} ({type(exc).__name__}: {exc}); {HINT}") from None
+    raise DataError("the JSON document is neither a fairness audit (fields measures and criteria) nor a "
+                    f"membership-inference evaluation (fields results and n_models); {HINT}")
+
+
+#: The start of the message of a document that fails in a way no check of :mod:`dpaudit._document` names.
+UNCHECKED = "the JSON document is not a complete dpaudit result"
+#: The deepest nesting of a result document (a saved result nests about 8 levels).
+MAX_DEPTH = 32
 
 
 #: Keys whose values are the data's own labels (cell labels of an audit: a category may be the text
@@ -56,13 +81,16 @@ def read_json(source: str | Path) -> Result:
 _VERBATIM = frozenset({"admissible", "protected", "outcome", "blocks", "kept", "deleted", "target", "scores"})
 
 
-def _restore_nonfinite(value: Any) -> Any:
+def _restore_nonfinite(value: Any, depth: int = 0, convert: bool = True) -> Any:
     """The strings ``"inf"``, ``"-inf"``, ``"nan"`` that :func:`render_json` writes for numbers, as
-    floats again — except under the keys of :data:`_VERBATIM`, where they are labels."""
+    floats again — except under the keys of :data:`_VERBATIM`, where they are labels. A document nested
+    deeper than :data:`MAX_DEPTH` is refused."""
+    if depth > MAX_DEPTH:
+        raise DataError(f"the JSON document is nested deeper than {MAX_DEPTH} levels: not a dpaudit result")
     if isinstance(value, dict):
-        return {k: v if k in _VERBATIM else _restore_nonfinite(v) for k, v in value.items()}
+        return {k: _restore_nonfinite(v, depth + 1, convert and k not in _VERBATIM) for k, v in value.items()}
     if isinstance(value, list):
-        return [_restore_nonfinite(v) for v in value]
-    if value in ("inf", "-inf", "nan"):
+        return [_restore_nonfinite(v, depth + 1, convert) for v in value]
+    if convert and isinstance(value, str) and value in ("inf", "-inf", "nan"):
         return float(value)
     return value

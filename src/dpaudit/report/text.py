@@ -5,13 +5,10 @@ field table), so a new measure shows up here without a change to this module."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from dpaudit._document import expect
 from dpaudit.details import describe_cell, hook, mi_baseline
+from dpaudit.mia.results import MiaReport
 from dpaudit.results import AuditResult
-
-if TYPE_CHECKING:
-    from dpaudit.mia.results import MiaReport
 
 __all__ = ["render", "render_audit", "render_mia", "describe_cell"]
 
@@ -24,6 +21,7 @@ def render(result: AuditResult | MiaReport) -> str:
 
 def render_audit(result: AuditResult) -> str:
     """The audit as a text table with the per-criterion values, top cells, caveats and explain trail."""
+    expect(result, AuditResult, "render_audit")
     mode = "exact values (curator-only, not DP)" if result.exact else f"ε = {result.epsilon:g}"
     lines = [f"dpaudit fairness audit — n = {result.n:,}, {mode}"]
     lines += [f"  criterion {i + 1}: {c}" for i, c in enumerate(result.criteria)]
@@ -54,6 +52,7 @@ def render_audit(result: AuditResult) -> str:
 def render_mia(report: MiaReport) -> str:
     """A membership-inference evaluation as a text table: every rule at every α, with its CI, realised
     FPR and ε bound, the naive threshold's per-record FPR spread and the normality diagnostic."""
+    expect(report, MiaReport, "render_mia")
     from dpaudit.mia.evaluate import RULE_NAMES
 
     o = report.options
