@@ -135,7 +135,7 @@ def train(args: argparse.Namespace, dataset: str) -> tuple[ScoreSet, float]:
     out = run_dir(args, dataset)
     t0 = time.perf_counter()
     train_run(out, dataset=dataset, model=args.model, n_models=max(args.models), pool_size=args.pool,
-              seed=args.seed, n_jobs=args.n_jobs, resume=True, progress=False, trainer=args.trainer)
+              seed=args.seed, n_jobs=args.n_jobs, resume=out.is_dir(), progress=False, trainer=args.trainer)
     return load_run(out), time.perf_counter() - t0
 
 

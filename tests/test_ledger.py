@@ -183,6 +183,13 @@ REFUSED_FILES = {
                               DataError, "entry 0 has epsilon None"),
     "repeated id": (_ledger_text(entries=[ENTRY, ENTRY]), DataError, "entry 1 repeats the id"),
     "bad time": (_ledger_text(entries=[dict(ENTRY, time="yesterday")]), DataError, "entry 0 has time 'yesterday'"),
+    # an edited ledger: no writer can spend past the total, so entries that do contradict the file
+    "spent > total": (_ledger_text(entries=[ENTRY, dict(ENTRY, id="1" * 32, epsilon=0.75)]), DataError,
+                      "its entries spend epsilon=1.25, more than its total_epsilon=1; it was edited"),
+    "total lowered": (_ledger_text(total_epsilon=0.25, entries=[ENTRY]), DataError,
+                      "its entries spend epsilon=0.5, more than its total_epsilon=0.25"),
+    "negative spend": (_ledger_text(entries=[dict(ENTRY, epsilon=-0.5)]), DataError,
+                       "entry 0 has epsilon -0.5, not a positive number"),
 }
 
 
@@ -198,6 +205,57 @@ def test_refuses_bad_files(tmp_path, case, total):
     text = str(info.value)
     assert str(path) in text and "\n" not in text and ";" in text  # names the file, says what to do
     assert files(tmp_path) == before  # not even a lock file
+
+
+def test_a_ledger_spent_up_to_its_slack_still_opens(tmp_path):
+    """A debit may exceed what remains by TOLERANCE × total (float splits): such a file is not 'edited'."""
+    path = tmp_path / "ledger.json"
+    budget = Budget.open(path, 1.0)
+    budget.spend_many([("a", 1 / 3), ("b", 1 / 3), ("c", 1 / 3 + 0.9 * TOLERANCE)])
+    assert Budget.open(path).spent == pytest.approx(1.0) and LedgerBudget.view(path).remaining == 0.0
+
+
+def test_view_reads_without_creating_or_writing(tmp_path, monkeypatch):
+    path = tmp_path / "ledger.json"
+    Budget.open(path, 1.0).spend(0.25, "tvd")
+    (tmp_path / "ledger.json.lock").unlink()  # e.g. a ledger copied from elsewhere
+    before = files(tmp_path)
+    real_access = os.access  # a read-only folder (patched: root ignores chmod)
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: not mode & os.W_OK and real_access(p, mode, **kw))
+    view = LedgerBudget.view(path)
+    assert view.read_only and view.ledger == (("tvd", 0.25),) and view.spent == 0.25 and view.remaining == 0.75
+    assert [e.label for e in view.entries] == ["tvd"]
+    with pytest.raises(DataError, match=r"was opened read-only \(LedgerBudget.view\); open it with Budget.open"):
+        view.spend(0.25, "tc")
+    monkeypatch.undo()
+    assert files(tmp_path) == before  # not even a lock file
+    with pytest.raises(DataError, match="does not exist"):
+        LedgerBudget.view(tmp_path / "missing.json")
+    with pytest.raises(DPAuditError, match="read_only must be True or False, got 'yes'"):
+        LedgerBudget(path, read_only="yes")
+    assert list(tmp_path.iterdir()) == [path]
+    Budget.open(path).spend(0.25, "tc")  # a writer creates the lock file as before
+    assert (tmp_path / "ledger.json.lock").is_file() and LedgerBudget.view(path).spent == 0.5
+
+
+def test_dpaudit_ledger_is_a_read_only_view(tmp_path):
+    from typer.testing import CliRunner
+
+    from dpaudit.cli import app
+
+    path = tmp_path / "ledger.json"
+    path.write_text(_ledger_text(entries=[ENTRY]))  # written by hand: no lock file yet
+    before = files(tmp_path)
+    shown = CliRunner().invoke(app, ["ledger", str(path), "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["spent"] == 0.5 and files(tmp_path) == before  # no ledger.json.lock
+    path.write_text(_ledger_text(total_epsilon=0.25, entries=[ENTRY]))  # edited: spent 0.5 > total 0.25
+    before = files(tmp_path)
+    refused = CliRunner().invoke(app, ["ledger", str(path)])
+    assert refused.exit_code == 2 and refused.stdout == "" and files(tmp_path) == before
+    assert refused.stderr == (f"dpaudit: error: ledger {str(path)!r} is corrupt (its entries spend epsilon=0.5, more "
+                              "than its total_epsilon=0.25; it was edited); restore it from a backup, or start a new "
+                              "ledger file\n")
 
 
 def test_refuses_mismatched_total(tmp_path):

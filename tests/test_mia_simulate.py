@@ -24,6 +24,8 @@ from dpaudit.mia.scores import TRAIN_SIZE_HINT
 from dpaudit.mia.simulate import (
     DEFAULT_ALPHAS,
     FPC_DESIGNS,
+    MAX_CELLS,
+    MAX_REPEATS,
     FpcResult,
     SimulatedScores,
     fpc_simulation,
@@ -248,6 +250,11 @@ def test_to_dict_is_json_and_str_is_readable():
         ({"n_models": 2.5}, _even_models(2.5)),
         ({"n_models": True}, _even_models(True)),
         ({"n_records": 1}, "n_records must be an integer >= 2"),
+        # memory: M × N+ ≤ MAX_CELLS, refused before anything is allocated (71 PiB asked for here)
+        ({"n_models": 10**8, "n_records": 10**8}, r"n_records must be an integer >= 2 and <= 5 \(with n_models = "
+                                                  r"100000000: at most 500,000,000 cells, ~17 GB"),
+        ({"n_models": 10**9}, r"n_models must be an integer >= 2 and <= 2.5e\+08 \(with at least 2 records"),
+        ({"n_models": 64, "n_records": MAX_CELLS // 64 + 1}, r"n_records must be an integer >= 2 and <= 7.8125e\+06"),
         ({"effect": -1.0}, "effect must be a finite number >= 0"),
         ({"sigma": 0.0}, "sigma must be a finite number > 0"),
         ({"sigma": float("nan")}, "sigma must be a finite number"),
@@ -303,6 +310,15 @@ def test_true_tpr_rejects_bad_alpha(alpha):
         ({"noise_sd": -1.0}, "noise_sd must be a finite number >= 0"),
         ({"n_fresh": 1}, "n_fresh must be an integer >= 2"),
         ({"dim": 0}, "dim must be an integer >= 1"),
+        # time and memory: R ≤ MAX_REPEATS, (M + R) × N+ ≤ MAX_CELLS, d × (N+ + M + n_fresh) ≤ MAX_CELLS
+        ({"n_repeats": 10**9}, r"n_repeats must be an integer >= 1 and <= 10000 \(10,000 repeats pin"),
+        ({"n_repeats": MAX_REPEATS + 1}, r"n_repeats must be an integer >= 1 and <= 10000"),
+        ({"pool_size": 10**9, "train_size": 5 * 10**8}, r"pool_size must be an integer >= 3 and <= 1.66667e\+08"),
+        ({"pool_size": 10**8, "train_size": 5 * 10**7, "n_models": 10**8}, r"n_models must be an integer >= 2 and <= 4 "),
+        ({"pool_size": 50_000, "train_size": 25_000, "n_models": 9_994, "n_repeats": 10}, r"n_repeats must be an "
+         r"integer >= 1 and <= 6 \(with pool_size = 50000 and n_models = 9994, \(M \+ R\) × N\+"),
+        ({"n_fresh": 10**9}, r"n_fresh must be an integer >= 2 and <= 5e\+06"),
+        ({"dim": 10**9}, r"dim must be an integer >= 1 and <= 3.78788e\+06 \(with N\+ \+ M \+ n_fresh"),
     ],
 )
 def test_fpc_simulation_rejects_bad_input(kwargs, match):

@@ -222,7 +222,7 @@ def test_errors():
     table = np.array([[1, 2], [3, 0]])
     with pytest.raises(DPAuditError, match="fractional"):
         block_wcnf(table, "ci")
-    with pytest.raises(DPAuditError, match="'bag' or 'set'"):
+    with pytest.raises(DPAuditError, match="semantics must be one of ci, bag, set"):
         block_wcnf(table, "multiset")
     with pytest.raises(DPAuditError, match="non-negative integer"):
         block_wcnf(np.array([[1.5, 0]]), "bag")
@@ -233,7 +233,7 @@ def test_errors():
     tables = count_tables(frame, [Criterion.parse("sex ⊥ y")], schema)
     with pytest.raises(DPAuditError, match="fractional"):
         repair_wcnf(tables, "ci")
-    with pytest.raises(DPAuditError, match="'bag' or 'set'"):
+    with pytest.raises(DPAuditError, match="semantics must be one of ci, bag, set"):
         repair_wcnf(tables, "Bag")
     # bag: S = {F, M}, Q = {(0,1), (1,1), (1,2)} → 6 soft + 2·1·3·2 = 12 hard = 18 clauses
     with pytest.raises(DPAuditError, match=r"18 clauses .*max_clauses=17.*fewer"):

@@ -60,7 +60,10 @@ def small_csv(tmp_path_factory):
 
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
-    """A clean current directory, to check that a refused command writes nothing."""
+    """A clean current directory, to check that a refused command writes nothing (``DPAUDIT_DATA`` made
+    absolute first: CI gives it relative to the checkout)."""
+    if os.environ.get("DPAUDIT_DATA"):
+        monkeypatch.setenv("DPAUDIT_DATA", os.path.abspath(os.environ["DPAUDIT_DATA"]))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

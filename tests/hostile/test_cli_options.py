@@ -12,6 +12,7 @@ from dpaudit.mia.attacks import ATTACKS
 from dpaudit.mia.designs import EVEN_MODELS_HINT
 from dpaudit.mia.evaluate import FPR_FLOOR_HINT, MIN_FPR
 from dpaudit.mia.scores import TRAIN_SIZE_HINT
+from dpaudit.selfcheck._params import DRAWS_HINT, MAX_DRAWS, MIN_DRAWS
 from tests.hostile.conftest import assert_one_line_error, files_in
 
 FAIR = ["fairness", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}"]
@@ -20,6 +21,8 @@ FAIR = ["fairness", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}"]
 FPR = f" >= {MIN_FPR:g} and < 1{FPR_FLOOR_HINT}"
 TRAIN_M, SIMULATE_M = " >= 6 and even" + EVEN_MODELS_HINT, " >= 2 and even" + EVEN_MODELS_HINT
 TRAIN_N = " >= 1 and <= 99" + TRAIN_SIZE_HINT
+#: The ``bounds`` of a refused ``selfcheck --draws``.
+DRAWS = f" >= {MIN_DRAWS:g} and <= {MAX_DRAWS:g}{DRAWS_HINT}"
 
 CASES = [
     # -- the command line itself
@@ -148,6 +151,10 @@ CASES = [
     (["mia", "evaluate", "{scores}", "--n-boot", "0", "--fpr", "0.1", "--fpr", "1e-13"],
      NUMBER.format(name="fpr", bounds=FPR, value=1e-13)),
     (["mia", "evaluate", "{scores}", "--seed", "-2"], "seed"),
+    (["mia", "evaluate", "{scores}", "--n-boot", "0", "--seed", "7"], "--seed seeds only the bootstrap, and --n-boot 0"),
+    (["mia", "evaluate", "{scores}", "--fpc=yes"], "Option '--fpc' does not take a value"),
+    (["mia", "evaluate", "{scores}", "--strict=1"], "Option '--strict' does not take a value"),
+    (["mia", "evaluate", "{scores}", "--fpc", "yes"], "unexpected extra argument(s) (yes)"),
     # -- mia train
     (["mia", "train", "{tmp}/run", "--models", "7", "--pool", "100"], WHOLE.format(name="n_models", bounds=TRAIN_M,
                                                                                    value=7)),
@@ -196,6 +203,49 @@ CASES = [
     (["mia", "simulate", "fpc", "--repeats", "0"], "n_repeats must be an integer >= 1"),
     (["mia", "simulate", "fpc", "--out", "{csv}/x.json"], "is a file"),
     (["mia", "simulate", "fpc", "--seed", "-1"], "seed must be a non-negative integer"),
+    (["mia", "simulate", "fpc", "--train", "0"], WHOLE.format(name="train_size", bounds=" >= 1 and <= 999" + TRAIN_SIZE_HINT,
+                                                              value=0)),
+    (["mia", "simulate", "fpc", "--train", "100000000000"], "train_size must be an integer >= 1 and <= 999"),
+    (["mia", "simulate", "fpc", "--train", "abc"], "Invalid value for '--train'"),
+    # sizes bounded by memory (71 PiB and 10⁹ pools asked for) and time, before anything is allocated
+    (["mia", "simulate", "calibration", "--models", "100000000", "--records", "100000000"],
+     "n_records must be an integer >= 2 and <= 5 (with n_models = 100000000: at most 500,000,000 cells"),
+    (["mia", "simulate", "calibration", "--records", "99999999999999999999"], "n_records must be an integer >= 2 and"),
+    (["mia", "simulate", "fpc", "--repeats", "1000000000"], "n_repeats must be an integer >= 1 and <= 10000"),
+    (["mia", "simulate", "fpc", "--models", "100000000", "--pool", "100000000", "--train", "50000000"],
+     "n_models must be an integer >= 2 and <= 4 (with pool_size = 100000000"),
+    # an option of the other simulation is refused, not ignored
+    (["mia", "simulate", "calibration", "--repeats", "3"], "--repeats is an option of `mia simulate fpc` only"),
+    (["mia", "simulate", "calibration", "--pool", "100"], "--pool is an option of `mia simulate fpc` only"),
+    (["mia", "simulate", "calibration", "--train", "0"], "--train is an option of `mia simulate fpc` only"),
+    (["mia", "simulate", "calibration", "--train", "100000000000"], "--train is an option of `mia simulate fpc` only"),
+    (["mia", "simulate", "calibration", "--design", "subsets"], "--design is an option of `mia simulate fpc` only"),
+    (["mia", "simulate", "calibration", "--pool", "10", "--train", "5"], "--pool and --train are options of `mia "
+                                                                          "simulate fpc` only; calibration would ignore"),
+    (["mia", "simulate", "fpc", "--records", "100"], "--records is an option of `mia simulate calibration` only"),
+    (["mia", "simulate", "fpc", "--fpr", "0.1"], "--fpr is an option of `mia simulate calibration` only"),
+    (["mia", "simulate", "fpc", "--records", "100", "--out", "{tmp}/f.json"], "--records is an option of"),
+    # -- selfcheck
+    (["selfcheck", "--draws", "0"], WHOLE.format(name="draws", bounds=DRAWS, value=0)),
+    (["selfcheck", "--draws", "-1"], WHOLE.format(name="draws", bounds=DRAWS, value=-1)),
+    (["selfcheck", "--draws", "100"], WHOLE.format(name="draws", bounds=DRAWS, value=100)),  # too few to conclude
+    (["selfcheck", "--draws", "1000000000000"], WHOLE.format(name="draws", bounds=DRAWS, value=10**12)),  # 7.3 TiB
+    (["selfcheck", "--draws", "99999999999999999999"], WHOLE.format(name="draws", bounds=DRAWS, value=10**20 - 1)),
+    (["selfcheck", "--draws", "1e3"], "Invalid value for '--draws'"),
+    (["selfcheck", "--draws", "abc"], "Invalid value for '--draws'"),
+    (["selfcheck", "--draws", ""], "Invalid value for '--draws'"),
+    (["selfcheck", "--full", "--draws", "3000"], "full runs 100,000 draws per database, so it takes no draws"),
+    (["selfcheck", "--full", "--draws", "100"], "full runs 100,000 draws per database, so it takes no draws"),
+    (["selfcheck", "--full=yes"], "Option '--full' does not take a value"),
+    (["selfcheck", "--seed", "-1"], "seed must be an integer >= 0"),
+    (["selfcheck", "--frobnicate"], "No such option: --frobnicate"),
+    # -- ledger (a read-only view: it must not even create FILE.lock)
+    (["ledger", "{tmp}/missing.json"], "does not exist; dpaudit fairness --ledger FILE --total-budget EPS creates one"),
+    (["ledger", "{tmp}"], "is a folder, not a ledger file"),
+    (["ledger", "{tmp}/notes.txt"], "is corrupt (not valid JSON"),
+    (["ledger", "{csv}"], "is corrupt (not valid JSON"),
+    (["ledger", "/dev/null"], "is not a regular file"),
+    (["ledger"], "Missing argument 'PATH'"),
 ]
 
 
@@ -238,3 +288,33 @@ def test_read_only_output_folder_is_refused_before_work(cli, workdir, small_csv,
     result = cli(*[a.format(csv=csv, schema=schema, tmp=workdir) for a in argv])
     assert_one_line_error(result, fragment="is not writable")
     assert files_in(workdir) == before
+
+
+#: Ledger files a user may have edited or damaged: ``dpaudit ledger`` refuses each and creates nothing.
+_LEDGER = '{{"format": "dpaudit.ledger", "version": 1, "total_epsilon": {total}, "entries": [{entries}]}}'
+_ENTRY = '{{"id": "{id}", "label": "tvd", "epsilon": {eps}, "time": "2025-01-01T00:00:00+00:00", "pid": 1}}'
+LEDGER_FILES = {
+    "spent > total": (_LEDGER.format(total=0.5, entries=_ENTRY.format(id="0" * 32, eps=1.0)),
+                      "its entries spend epsilon=1, more than its total_epsilon=0.5; it was edited"),
+    "two entries over the total": (_LEDGER.format(total=1, entries=", ".join(_ENTRY.format(id=c * 32, eps=0.6)
+                                                                             for c in "01")),
+                                   "its entries spend epsilon=1.2, more than its total_epsilon=1"),
+    "negative spend": (_LEDGER.format(total=1, entries=_ENTRY.format(id="0" * 32, eps=-0.5)),
+                       "entry 0 has epsilon -0.5, not a positive number"),
+    "zero total": (_LEDGER.format(total=0, entries=""), "total_epsilon is 0, not a positive number"),
+    "invalid JSON": ('{"format": "dpaudit.ledger", ', "is corrupt (not valid JSON"),
+    "NaN spend": (_LEDGER.format(total=1, entries=_ENTRY.format(id="0" * 32, eps="NaN")), "is corrupt (not valid JSON"),
+    "latin-1 bytes": (b'{"label": "caf\xe9"}', "is corrupt (it is not UTF-8 text)"),
+    "not a ledger": ('{"hello": 1}', "is not a dpaudit ledger"),
+    "other version": ('{"format": "dpaudit.ledger", "version": 9}', "has version 9, but this dpaudit reads version 1"),
+}
+
+
+@pytest.mark.parametrize("case", list(LEDGER_FILES))
+def test_hostile_ledger_file_gives_one_line_and_creates_nothing(cli, workdir, case):
+    content, fragment = LEDGER_FILES[case]
+    path = workdir / "ledger.json"
+    (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+    before = files_in(workdir)
+    assert_one_line_error(cli("ledger", path), fragment=fragment)
+    assert files_in(workdir) == before  # no ledger.json.lock, no temporary

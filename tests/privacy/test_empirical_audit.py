@@ -233,18 +233,18 @@ def test_the_fewest_draws_never_give_a_privacy_failure():
     result = CliRunner().invoke(_app(), ["selfcheck", "--draws", str(sc.MIN_DRAWS), "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["failures"] == [] and doc["verdict"] in ("pass", "inconclusive") and doc["draws_per_database"] == 1500
+    assert doc["failures"] == [] and doc["verdict"] in ("pass", "inconclusive") and doc["draws_per_database"] == 2000
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"draws": 10**12}, "draws must be an integer >= 1500 and <= 1e+07 (fewer"),  # 7.3 TiB asked for
-    ({"draws": sc.MIN_DRAWS - 1}, "draws must be an integer >= 1500 and <= 1e+07"),
-    ({"draws": sc.MAX_DRAWS + 1}, "draws must be an integer >= 1500 and <= 1e+07"),
-    ({"draws": 2000.0}, "draws must be an integer"),
+    ({"draws": 10**12}, "draws must be an integer >= 2000 and <= 1e+07 (fewer"),  # 7.3 TiB asked for
+    ({"draws": sc.MIN_DRAWS - 1}, "draws must be an integer >= 2000 and <= 1e+07"),
+    ({"draws": sc.MAX_DRAWS + 1}, "draws must be an integer >= 2000 and <= 1e+07"),
+    ({"draws": 3000.0}, "draws must be an integer"),
     ({"draws": True}, "draws must be an integer"),
     ({"full": "yes"}, "full must be True or False, got 'yes'"),
     ({"full": 1}, "full must be True or False, got 1"),
-    ({"full": True, "draws": 2000}, "full runs 100,000 draws per database, so it takes no draws: give draws"),
+    ({"full": True, "draws": 3000}, "full runs 100,000 draws per database, so it takes no draws: give draws"),
     ({"seed": -1}, "seed must be an integer >= 0"),
     ({"level": 1.5}, "level must be a number strictly between 0 and 1"),
 ])

@@ -16,12 +16,12 @@ def ledger_command(
     path: Path = typer.Argument(..., help="A ledger file written by dpaudit fairness --ledger."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
-    """Show a privacy ledger: its total ε, every debit, and what remains."""
-    from dpaudit.privacy import Budget
+    """Show a privacy ledger: its total ε, every debit, and what remains (read only: writes nothing)."""
+    from dpaudit.privacy import LedgerBudget
 
     if not path.exists():
         fail(f"ledger {str(path)!r} does not exist; dpaudit fairness --ledger FILE --total-budget EPS creates one")
-    budget = Budget.open(path)
+    budget = LedgerBudget.view(path)  # creates nothing, not even the lock file; refuses a contradictory ledger
     entries = budget.entries
     if as_json:
         doc = {"path": str(path), "total_epsilon": budget.total_epsilon, "spent": budget.spent,

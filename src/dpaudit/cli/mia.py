@@ -19,7 +19,7 @@ from dpaudit.mia.evaluate import (
     SIGNS,
     THRESHOLD_KINDS,
 )
-from dpaudit.mia.simulate import FPC_DEFAULTS, FPC_DESIGNS
+from dpaudit.mia.simulate import FPC_DEFAULTS, FPC_DESIGNS, MAX_REPEATS
 from dpaudit.mia.train.models import MODELS, TABPFN_WEIGHTS_ENV
 from dpaudit.mia.train.trainer import (
     DEFAULT_BACKEND,
@@ -32,8 +32,10 @@ from dpaudit.mia.train.trainer import (
 mia_app = command_group(f"Membership-inference evaluation (attacks: {', '.join(ATTACKS)}; calibrated TPR at low FPR).")
 app.add_typer(mia_app, name="mia")
 
-#: The simulations of ``dpaudit mia simulate``.
-_SIMULATIONS = ("calibration", "fpc")
+#: The simulations of ``dpaudit mia simulate``, each with the options only it reads (the others it refuses).
+_SIMULATIONS = {"calibration": ("--records", "--fpr"), "fpc": ("--pool", "--train", "--repeats", "--design")}
+#: ``--records`` of the calibration simulation unless given.
+_RECORDS = 2000
 
 
 def _alphas(values: list[float]) -> tuple[float, ...]:
@@ -52,7 +54,8 @@ def mia_evaluate(
     n_boot: int = typer.Option(DEFAULT_N_BOOT, "--n-boot", help="Bootstrap replicates over models and records "
                                "(0: none)."),
     strict: bool = typer.Option(False, "--strict", help="Read FPR < α instead of ≤ α (LiRA-code parity)."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the bootstrap (default 0); not with --n-boot 0, "
+                                    "which draws none."),
     sign: str = typer.Option(DEFAULT_SIGN, "--sign", metavar="|".join(SIGNS),
                              help="PP sign(Δ): from the leave-one-out fits (the paper) or +1."),
     attack: str = typer.Option(DEFAULT_ATTACK, "--attack", metavar="|".join(ATTACKS),
@@ -71,6 +74,8 @@ def mia_evaluate(
     from dpaudit.mia.evaluate import evaluate
     from dpaudit.mia.scores import ScoreSet
 
+    if seed is not None and n_boot == 0:
+        fail("--seed seeds only the bootstrap, and --n-boot 0 draws none: drop --seed or give --n-boot N")
     saves = Saves(save, html=html)  # a bad output path or an unknown suffix costs nothing
     if file.is_dir():
         from dpaudit.mia.train import load_run
@@ -79,7 +84,7 @@ def mia_evaluate(
     else:
         scores = ScoreSet.load(file)
     report = evaluate(scores, attack=attack, fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
-                      n_boot=n_boot, strict=strict, seed=seed, sign=sign)
+                      n_boot=n_boot, strict=strict, seed=0 if seed is None else seed, sign=sign)
     saves.render(report)  # before anything is printed: a failure leaves no half-done output
     if as_json:
         write_json(report, None)
@@ -147,15 +152,17 @@ def mia_train(
 @user_errors
 def mia_simulate(
     kind: str = typer.Argument(..., help="calibration (per-record Gaussian scores) or fpc (finite-population bias)."),
-    models: int = typer.Option(64, "--models", help="Number of models M."),
-    records: int = typer.Option(2000, "--records", help="calibration: pool records N+."),
-    pool: int = typer.Option(FPC_DEFAULTS["pool_size"], "--pool", help="fpc: pool size N+."),
-    train: int = typer.Option(FPC_DEFAULTS["train_size"], "--train", help="fpc: training-set size N."),
-    repeats: int = typer.Option(FPC_DEFAULTS["n_repeats"], "--repeats", help="fpc: independent pools."),
-    design: str = typer.Option(FPC_DESIGNS[0], "--design", metavar="|".join(FPC_DESIGNS),
-                               help="fpc: efficient (N = N+/2, keep matrix) or subsets."),
+    models: int = typer.Option(64, "--models", help="Number of models M (M × records, or (M + repeats) × pool, at most 5e8 cells)."),
+    records: int | None = typer.Option(None, "--records", help=f"calibration only: pool records N+ (default {_RECORDS})."),
+    pool: int | None = typer.Option(None, "--pool", help=f"fpc only: pool size N+ (default {FPC_DEFAULTS['pool_size']})."),
+    train: int | None = typer.Option(None, "--train", help="fpc only: training-set size N (default "
+                                     f"{FPC_DEFAULTS['train_size']})."),
+    repeats: int | None = typer.Option(None, "--repeats", help="fpc only: independent pools (default "
+                                       f"{FPC_DEFAULTS['n_repeats']}, at most {MAX_REPEATS:,})."),
+    design: str | None = typer.Option(None, "--design", metavar="|".join(FPC_DESIGNS),
+                                      help=f"fpc only: efficient (N = N+/2, keep matrix) or subsets (default {FPC_DESIGNS[0]})."),
     seed: int = typer.Option(0, "--seed", help="Simulation seed."),
-    fpr: list[float] = typer.Option([], "--fpr", help="calibration: α values to evaluate; repeatable."),
+    fpr: list[float] = typer.Option([], "--fpr", help="calibration only: α values to evaluate; repeatable."),
     out: Path | None = typer.Option(None, "--out", help="calibration: write the ScoreSet .npz; fpc: the JSON."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
@@ -163,11 +170,22 @@ def mia_simulate(
     from dpaudit.mia import simulate
 
     kind = one_of("simulation", kind, _SIMULATIONS)
+    given = {"--records": records, "--fpr": fpr or None, "--pool": pool, "--train": train, "--repeats": repeats,
+             "--design": design}
+    for other, names in _SIMULATIONS.items():
+        foreign = [name for name in names if other != kind and given[name] is not None]
+        if foreign:
+            one = len(foreign) == 1
+            fail(f"{' and '.join(foreign)} {'is an option' if one else 'are options'} of `mia simulate {other}` only; "
+                 f"{kind} would ignore {'it' if one else 'them'}: drop {'it' if one else 'them'}")
     if out is not None:
         output_path(out)  # before simulating
     if kind == "fpc":
+        pool = FPC_DEFAULTS["pool_size"] if pool is None else pool
+        train = FPC_DEFAULTS["train_size"] if train is None else train
+        repeats = FPC_DEFAULTS["n_repeats"] if repeats is None else repeats
         result = simulate.fpc_simulation(pool_size=pool, train_size=train, n_models=models, n_repeats=repeats,
-                                         design=design, seed=seed)
+                                         design=design or FPC_DESIGNS[0], seed=seed)
         if out is not None:
             write_json(result, out)
         if as_json:
@@ -180,7 +198,7 @@ def mia_simulate(
         return
     from dpaudit.mia.evaluate import evaluate
 
-    sim = simulate.gaussian_scores(models, records, seed=seed)
+    sim = simulate.gaussian_scores(models, _RECORDS if records is None else records, seed=seed)
     scoreset = sim.to_scoreset()
     alphas = _alphas(fpr)
     report = evaluate(scoreset, fpr=alphas, n_boot=0)

@@ -20,13 +20,17 @@ File format (version 1), UTF-8 JSON::
 process. Spent ε is ``math.fsum`` of the entries' ``epsilon``; a debit fits when it exceeds what
 remains by at most :data:`~dpaudit.privacy._budget.TOLERANCE` × total (as for :class:`Budget`).
 Unknown keys are kept when the file is rewritten; a file without ``"format": "dpaudit.ledger"``,
-with another ``version``, or with a malformed field is refused, never repaired.
+with another ``version``, with a malformed field, or whose entries spend more than ``total_epsilon``
+(beyond the slack a debit may take, which no writer can produce) is refused, never repaired.
 
 Concurrency. Every check-and-debit holds an exclusive ``fcntl.flock`` on ``<path>.lock`` (created
 when missing, never deleted): it re-reads the ledger under the lock — an in-memory copy is never
 trusted — checks the whole batch, appends its entries, writes the new file and releases. Reads
 (:attr:`~LedgerBudget.spent`, :attr:`~LedgerBudget.remaining`, :attr:`~LedgerBudget.ledger`,
-:meth:`~LedgerBudget.check`) take a shared lock and re-read. A process that dies holding the lock
+:meth:`~LedgerBudget.check`) re-read, under a shared lock when the lock file exists; they never create
+it (the file is only ever replaced atomically, so a lock-free read still sees a complete ledger), and
+:meth:`LedgerBudget.view` opens a ledger for reading only: it needs no write permission, creates
+nothing and refuses to debit (``dpaudit ledger FILE``). A process that dies holding the lock
 releases it (the kernel closes its descriptor), so a killed writer cannot deadlock the others.
 ``flock`` is POSIX; on network file systems it is only as reliable as the server's locking.
 
@@ -43,13 +47,13 @@ happen before anything is changed, with one line naming the path and what to do.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,7 +61,7 @@ from typing import Any
 
 from dpaudit._errors import BudgetError, DataError, DPAuditError
 from dpaudit._io import atomic_open
-from dpaudit._validation import positive
+from dpaudit._validation import flag, positive
 from dpaudit.privacy._budget import TOLERANCE, Budget, plan_debits, refuse_overspend, release_label
 
 try:
@@ -100,12 +104,9 @@ def _fsync_folder(folder: Path) -> None:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return
-    try:
+    with contextlib.suppress(OSError):
         os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def _reject_constant(name: str) -> Any:
@@ -117,6 +118,7 @@ class LedgerBudget(Budget):
 
     Create it with :meth:`Budget.open`. ``total_epsilon`` is needed to create a new ledger and must
     match the total of an existing one; ``None`` opens an existing ledger with its own total.
+    ``read_only`` (see :meth:`view`) opens an existing ledger without needing to write.
 
     Examples
     --------
@@ -134,7 +136,8 @@ class LedgerBudget(Budget):
     dpaudit._errors.BudgetError: release 'more' asks for epsilon=0.5 but only 0 of the total 1 remains (0.5 short); lower its epsilon or raise the total budget
     """
 
-    def __init__(self, path: str | os.PathLike[str], total_epsilon: float | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], total_epsilon: float | None = None, *,
+                 read_only: bool = False) -> None:
         if fcntl is None:  # pragma: no cover - not POSIX
             raise DataError("a ledger file needs POSIX file locks (fcntl), which this platform lacks; use an "
                             "in-memory Budget")
@@ -144,12 +147,13 @@ class LedgerBudget(Budget):
         self.path = Path(os.path.realpath(os.fspath(path)))
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self._swept = False
+        self.read_only = flag("read_only", read_only)
         self._check_place()
         if self.path.exists():
             # The file is only ever replaced atomically, so this lock-free read sees a complete
             # ledger; refusing here leaves the folder untouched (not even a lock file).
             file_total = self._load()[0]
-        elif total is None:
+        elif total is None or self.read_only:
             raise DataError(f"ledger {str(self.path)!r} does not exist; give total_epsilon to create it "
                             "(Budget.open(path, total_epsilon)) or check the path")
         else:
@@ -167,18 +171,18 @@ class LedgerBudget(Budget):
             )
         self.total_epsilon = file_total
 
+    @classmethod
+    def view(cls, path: str | os.PathLike[str]) -> LedgerBudget:
+        """An existing ledger opened for reading only: nothing is created (not even the lock file), its
+        folder need not be writable, and :meth:`spend_many` refuses."""
+        return cls(path, None, read_only=True)
+
     # -- reading ----------------------------------------------------------------------------------
 
     @property
     def spent(self) -> float:
-        """The ε debited so far, re-read from the file."""
+        """The ε debited so far, re-read from the file (and so is :attr:`remaining`, computed from it)."""
         return math.fsum(e.epsilon for e in self._snapshot())
-
-    @property
-    def remaining(self) -> float:
-        """The ε still available, re-read from the file (rounded as :attr:`Budget.remaining`)."""
-        spent = math.fsum(e.epsilon for e in self._snapshot())
-        return round(max(self.total_epsilon - spent, 0.0), 12)
 
     @property
     def ledger(self) -> tuple[tuple[str, float], ...]:
@@ -208,6 +212,9 @@ class LedgerBudget(Budget):
         (BudgetError with :meth:`Budget.check`'s message), a malformed item or a failed write leaves
         the file as it was.
         """
+        if self.read_only:
+            raise DataError(f"ledger {str(self.path)!r} was opened read-only (LedgerBudget.view); open it with "
+                            "Budget.open(path) to debit it")
         with self._locked(exclusive=True):
             doc, entries = self._read()
             planned = plan_debits(self.total_epsilon, [e.epsilon for e in entries], items)
@@ -246,19 +253,24 @@ class LedgerBudget(Budget):
         if self.lock_path.exists() and not self.lock_path.is_file():
             raise DataError(f"cannot use ledger {where!r}: its lock file {str(self.lock_path)!r} is not a regular "
                             "file; remove it")
-        if not os.access(folder, os.W_OK | os.X_OK):
+        if not self.read_only and not os.access(folder, os.W_OK | os.X_OK):
             raise DataError(f"cannot use ledger {where!r}: its folder {str(folder)!r} is not writable, so no "
                             "debit could be recorded; fix the folder's permissions or choose another path")
 
-    @contextmanager
+    @contextlib.contextmanager
     def _locked(self, *, exclusive: bool) -> Iterator[None]:
-        """Hold ``flock`` on the lock file: exclusive to debit, shared to read."""
+        """Hold ``flock`` on the lock file: exclusive to debit (creating it), shared to read (if it exists)."""
         assert fcntl is not None
         try:
-            fd = os.open(self.lock_path, os.O_RDONLY | os.O_CREAT, 0o666)
+            fd = os.open(self.lock_path, os.O_RDONLY | (os.O_CREAT if exclusive else 0), 0o666)
         except OSError as exc:
-            raise DataError(f"cannot open the lock file {str(self.lock_path)!r} of ledger {str(self.path)!r} "
-                            f"({exc.strerror or exc}); fix the folder's permissions") from None
+            if exclusive or not isinstance(exc, FileNotFoundError):
+                raise DataError(f"cannot open the lock file {str(self.lock_path)!r} of ledger {str(self.path)!r} "
+                                f"({exc.strerror or exc}); fix the folder's permissions") from None
+            fd = -1  # a reader creates no lock file; an atomic replace never shows a partial ledger anyway
+        if fd < 0:
+            yield
+            return
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
@@ -322,10 +334,13 @@ class LedgerBudget(Budget):
         raw_entries = doc.get("entries")
         if not isinstance(raw_entries, list):
             raise corrupt("\"entries\" is not a list")
-        entries: list[LedgerEntry] = []
         seen: set[str] = set()
-        for index, item in enumerate(raw_entries):
-            entries.append(self._entry(index, item, seen, corrupt))
+        entries = [self._entry(index, item, seen, corrupt) for index, item in enumerate(raw_entries)]
+        spent = math.fsum(e.epsilon for e in entries)
+        # each debit fits within total·(1 + TOLERANCE) (refuse_overspend), so no writer gets past twice that
+        if spent > total * (1 + 2 * TOLERANCE):
+            raise corrupt(f"its entries spend epsilon={_number(spent)}, more than its "
+                          f"total_epsilon={_number(total)}; it was edited")
         return doc, float(total), entries
 
     @staticmethod

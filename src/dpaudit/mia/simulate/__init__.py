@@ -12,7 +12,10 @@ Two simulators, both vectorised and seeded:
   points spread less than training sets drawn from the distribution, by the factor
   ``√FPC = √(1 − N/N+)`` (Cochran 1977, Thm. 2.2 and Sec. 2.6).
 
-Both results are frozen dataclasses with a readable ``str()`` and a JSON-ready ``to_dict()``.
+Both results are frozen dataclasses with a readable ``str()`` and a JSON-ready ``to_dict()``. Both
+refuse, before allocating, a simulation of more than :data:`MAX_CELLS` = 5 × 10⁸ cells (one value per
+model or repeat and pool record; the bytes per cell, measured, are in :mod:`dpaudit.mia.simulate._limits`),
+and :func:`fpc_simulation` more than :data:`MAX_REPEATS` = 10⁴ repeats.
 
 References
 ----------
@@ -24,8 +27,9 @@ References
    correction; Thm. 2.2, variance of the mean of a simple random sample).
 """
 
+from dpaudit.mia.simulate._limits import MAX_CELLS
 from dpaudit.mia.simulate.calibration import DEFAULT_ALPHAS, SimulatedScores, gaussian_scores
-from dpaudit.mia.simulate.fpc import FPC_DEFAULTS, FPC_DESIGNS, FpcResult, fpc_simulation
+from dpaudit.mia.simulate.fpc import FPC_DEFAULTS, FPC_DESIGNS, MAX_REPEATS, FpcResult, fpc_simulation
 
 __all__ = ["SimulatedScores", "gaussian_scores", "FpcResult", "fpc_simulation", "DEFAULT_ALPHAS", "FPC_DESIGNS",
-           "FPC_DEFAULTS"]
+           "FPC_DEFAULTS", "MAX_CELLS", "MAX_REPEATS"]

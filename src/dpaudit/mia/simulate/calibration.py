@@ -17,9 +17,10 @@ from scipy import stats
 
 from dpaudit._arrays import frozen
 from dpaudit._io import to_jsonable
-from dpaudit._validation import number, number_array, one_of, seed_value, unit_interval, whole_number
+from dpaudit._validation import number, number_array, one_of, seed_value, unit_interval
 from dpaudit.mia.designs import efficient_models, keep_matrix
 from dpaudit.mia.scores import ScoreSet, ScoreShape
+from dpaudit.mia.simulate._limits import within_cells
 from dpaudit.mia.simulate._summary import summary
 
 __all__ = ["SimulatedScores", "gaussian_scores", "DEFAULT_ALPHAS"]
@@ -267,7 +268,8 @@ def gaussian_scores(
     n_models : int
         M, even and >= 2 (every record is IN in exactly M/2 models).
     n_records : int
-        N+, >= 2.
+        N+, >= 2. M × N+ is at most :data:`~dpaudit.mia.simulate._limits.MAX_CELLS` = 5 × 10⁸ (about
+        34 bytes of memory per cell with the evaluation: ~17 GB).
     seed : int or None
         Seed of ``numpy.random.default_rng``; required so that runs are reproducible by default.
     effect : float, default 1.0
@@ -290,8 +292,8 @@ def gaussian_scores(
     Raises
     ------
     DPAuditError
-        For a non-integer, odd or too small ``n_models``, a bad ``n_records`` or an out-of-range
-        parameter; the message names the value and what is allowed.
+        For a non-integer, odd or too small ``n_models``, a bad ``n_records``, more than 5 × 10⁸ cells
+        or an out-of-range parameter; the message names the value and what is allowed.
 
     References
     ----------
@@ -306,8 +308,8 @@ def gaussian_scores(
     >>> sim.keep.sum(axis=0).tolist() == [8] * 10
     True
     """
-    n_models = efficient_models(n_models)
-    n_records = whole_number("n_records", n_records, minimum=2)
+    n_models = within_cells("n_models", efficient_models(n_models), per=2, what="at least 2 records", minimum=2)
+    n_records = within_cells("n_records", n_records, per=n_models, what=f"n_models = {n_models}", minimum=2)
     seed = seed_value("seed", seed)
     params = {
         "effect": number("effect", effect, low=0.0, low_open=False),

@@ -20,14 +20,20 @@ from dpaudit._io import to_jsonable
 from dpaudit._validation import number, one_of, seed_value, whole_number
 from dpaudit.mia.designs import efficient_models, keep_matrix
 from dpaudit.mia.scores import check_train_size
+from dpaudit.mia.simulate._limits import MAX_CELLS, within_cells
 from dpaudit.mia.simulate._summary import summary
 
-__all__ = ["FpcResult", "fpc_simulation", "FPC_DESIGNS", "FPC_DEFAULTS"]
+__all__ = ["FpcResult", "fpc_simulation", "FPC_DESIGNS", "FPC_DEFAULTS", "MAX_REPEATS"]
 
 #: The training-set designs :func:`fpc_simulation` compares, the first its default.
 FPC_DESIGNS = ("efficient", "subsets")
 #: The sizes :func:`fpc_simulation` (and ``dpaudit mia simulate fpc``) uses unless told otherwise.
 FPC_DEFAULTS = {"pool_size": 1000, "train_size": 500, "n_repeats": 20}
+#: The most repeats (independent pools) one simulation runs: the standard error of the mean ratio over
+#: repeats falls as 1/√R — measured sd per repeat 0.062 (M = 64) and 0.036 (M = 256) at the default
+#: pool, so 10⁴ repeats pin the mean to 6 × 10⁻⁴ and 4 × 10⁻⁴; more only cost time (M models a repeat).
+MAX_REPEATS = 10_000
+_REPEATS_HINT = " (10,000 repeats pin the mean ratio to ~5e-4; more only cost time)"
 _CHUNK_VALUES = 1 << 22  # fresh-data draws are made in chunks of at most this many floats
 
 
@@ -235,9 +241,11 @@ def fpc_simulation(
     n_models : int, default 256
         M, models trained on the pool per repeat (>= 2).
     n_repeats : int, default 20
-        R, number of independent pools (>= 1).
+        R, number of independent pools (1 to :data:`MAX_REPEATS` = 10⁴). Memory bounds (M + R) × N+ to
+        :data:`~dpaudit.mia.simulate._limits.MAX_CELLS` = 5 × 10⁸ (27 bytes per cell of M × N+, 24 per
+        cell of R × N+: ~13 GB at the bound).
     dim : int, default 1
-        d, dimension of the data.
+        d, dimension of the data; d × (N+ + M + n_fresh) ≤ 5 × 10⁸ as well.
     design : {"efficient", "subsets"}, default "efficient"
         ``"efficient"``: the efficient-LiRA keep design (:func:`~dpaudit.mia.scores.keep_matrix`),
         every record IN in exactly M/2 models; needs N = N+/2 and an even M >= 4. Training-set
@@ -257,8 +265,8 @@ def fpc_simulation(
     Raises
     ------
     DPAuditError
-        For sizes out of range, an unknown design, or ``design="efficient"`` with N ≠ N+/2 or an
-        odd M or M < 4.
+        For sizes out of range (the memory bounds above included), an unknown design, or
+        ``design="efficient"`` with N ≠ N+/2 or an odd M or M < 4.
 
     References
     ----------
@@ -273,12 +281,17 @@ def fpc_simulation(
     >>> bool(0.5 < res.ratio.mean() < 0.9)
     True
     """
-    pool_size = whole_number("pool_size", pool_size, minimum=3)
+    pool_size = within_cells("pool_size", pool_size, per=3, what="M + R >= 3", minimum=3)
     train_size = check_train_size(train_size, pool_size)
-    n_models = whole_number("n_models", n_models, minimum=2)
-    n_repeats = whole_number("n_repeats", n_repeats, minimum=1)
-    dim = whole_number("dim", dim, minimum=1)
-    n_fresh = n_models if n_fresh is None else whole_number("n_fresh", n_fresh, minimum=2)
+    n_models = within_cells("n_models", n_models, per=pool_size, what=f"pool_size = {pool_size}", minimum=2,
+                            maximum=MAX_CELLS // pool_size - 1)
+    n_repeats = within_cells("n_repeats", whole_number("n_repeats", n_repeats, minimum=1, maximum=MAX_REPEATS,
+                                                       hint=_REPEATS_HINT),
+                             per=pool_size, maximum=MAX_CELLS // pool_size - n_models,
+                             what=f"pool_size = {pool_size} and n_models = {n_models}, (M + R) × N+")
+    n_fresh = n_models if n_fresh is None else within_cells("n_fresh", n_fresh, per=pool_size,
+                                                            what=f"pool_size = {pool_size}", minimum=2)
+    dim = within_cells("dim", dim, per=pool_size + n_models + n_fresh, what="N+ + M + n_fresh values per dimension")
     design = one_of("design", design, FPC_DESIGNS)
     noise_sd = number("noise_sd", noise_sd, low=0.0, low_open=False)
     seed = seed_value("seed", seed)
