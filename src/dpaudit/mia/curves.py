@@ -66,13 +66,13 @@ def _counted_curve(fp: np.ndarray, tp: np.ndarray, n_neg: int, n_pos: int, shape
                  shape[0])
 
 
-def _pp_curves(f: np.ndarray, members: np.ndarray, n_out: np.ndarray) -> dict[str, Curve]:
+def _pp_curves(f: np.ndarray, members: np.ndarray, n_out: np.ndarray, *, balanced: bool) -> dict[str, Curve]:
     """ROC of the PP-normal and PP-t rules as α sweeps :func:`_curve_alphas`, on sampled targets.
 
     ``f``, ``members``: the PP scores and membership of the sampled targets (models × records); ``n_out``
     their records' OUT counts. A target is called at α when ``f`` reaches the rule's threshold
-    (PP-t: its record's, at n_out for an IN target and n_out − 1 for an OUT one, as in
-    :func:`~dpaudit.mia.evaluate.evaluate`).
+    (PP-t: its record's, at the OUT count of the target's fit: n_out − 1 with balanced references,
+    else n_out for an IN target and n_out − 1 for an OUT one, as in :func:`~dpaudit.mia.evaluate.evaluate`).
     """
     n_pos = int(np.count_nonzero(members))
     n_neg = members.size - n_pos
@@ -81,7 +81,7 @@ def _pp_curves(f: np.ndarray, members: np.ndarray, n_out: np.ndarray) -> dict[st
     out: dict[str, Curve] = {}
     index = np.searchsorted(stats.norm.isf(alphas), f, side="right")
     out["pp_normal"] = _counted_curve(*_suffix_counts(index, members, points), n_neg, n_pos, f.shape)
-    n_ref = n_out[None, :] - ~members  # the leave-one-out OUT count of each target's fit
+    n_ref = n_out[None, :] - (np.ones_like(members) if balanced else ~members)  # the OUT count of each target's fit
     low, high = int(n_out.min()) - 1, int(n_out.max())
     for d in range(low, high + 1):  # few values: n_out − 1 and n_out under the efficient design
         chosen = n_ref == d
@@ -118,10 +118,12 @@ class CurveSample:
             self.f.append(f[::self.model_step, first::self.record_step].copy())
             self.k.append(k[::self.model_step, first::self.record_step].copy())
 
-    def curves(self, n_out: np.ndarray) -> dict[str, Curve]:
-        """The PP-normal and PP-t curves of the kept targets; ``n_out``: every record's OUT count."""
+    def curves(self, n_out: np.ndarray, *, balanced: bool) -> dict[str, Curve]:
+        """The PP-normal and PP-t curves of the kept targets; ``n_out``: every record's OUT count;
+        ``balanced``: whether the fits used balanced references (:mod:`dpaudit.mia.references`)."""
         sampled = np.arange(0, n_out.size, self.record_step)
-        return _pp_curves(np.concatenate(self.f, axis=1), np.concatenate(self.k, axis=1), n_out[sampled])
+        return _pp_curves(np.concatenate(self.f, axis=1), np.concatenate(self.k, axis=1), n_out[sampled],
+                          balanced=balanced)
 
 
 #: Points of the per-record parametric curve (a smooth function of α), and the most records it reads

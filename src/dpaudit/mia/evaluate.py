@@ -72,9 +72,11 @@ from dpaudit.mia.metrics._inputs import check_level
 from dpaudit.mia.metrics.epsilon import check_delta
 from dpaudit.mia.metrics.pooled import mann_whitney_auc
 from dpaudit.mia.metrics.replicates import TargetSets
-from dpaudit.mia.per_record import parametric_per_record
+from dpaudit.mia.per_record import models_needed, parametric_per_record
 from dpaudit.mia.results import MiaReport
-from dpaudit.mia.rule_results import RULE_NAMES, RULES, alpha_rows, bootstrap_replicates
+from dpaudit.mia.record_tests import rank_test_pvalues
+from dpaudit.mia.references import DEFAULT_REFERENCES, REFERENCES
+from dpaudit.mia.rule_results import RULE_NAMES, RULES, RowContext, alpha_rows, bootstrap_replicates
 from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.statistic import Statistic, smallest_above, sorted_positives
 from dpaudit.mia.tally import RulePlan, Tally, first_pass, naive_pass
@@ -108,7 +110,9 @@ def _jarque_bera_share(moments: RecordMoments, level: float = 0.01) -> float:
     with the sample skewness S and kurtosis K (moments about the mean, divided by n), p = χ²₂ tail."""
     assert moments.m3_out is not None and moments.m4_out is not None
     n = moments.n_out
-    m2 = moments.ss_out / n
+    # a record whose OUT scores are all equal has SS = 0 up to the rounding of its mean (n·(4 eps·mean)²):
+    # constant, not a normality failure
+    m2 = np.where(moments.ss_out > n * (4 * np.finfo(np.float64).eps * moments.mean_out) ** 2, moments.ss_out / n, 0.0)
     safe = np.where(m2 > 0, m2, 1.0)
     skew = moments.m3_out / n / safe**1.5
     kurt = moments.m4_out / n / safe**2
@@ -123,13 +127,14 @@ def evaluate(
     attack: str | Attack | None = DEFAULT_ATTACK,
     fpr: Sequence[float] = DEFAULT_FPR,
     threshold_kind: str = DEFAULT_THRESHOLD,
-    fpc: bool = False,
+    fpc: bool | None = None,
     strict: bool = False,
     n_boot: int = DEFAULT_N_BOOT,
     level: float = DEFAULT_LEVEL,
     delta: float = 0.0,
     seed: int = 0,
     sign: str = DEFAULT_SIGN,
+    references: str = DEFAULT_REFERENCES,
 ) -> MiaReport:
     """Membership-inference vulnerability of a ScoreSet at low FPR, computed reliably.
 
@@ -144,12 +149,15 @@ def evaluate(
         The target false-positive rates α.
     threshold_kind : {"t", "normal"}, default "t"
         Which PP threshold the headline (``options["threshold"]``) refers to; both are reported.
-    fpc : bool, default False
+    fpc : bool or None, default None
         Divide the fitted variances by the finite-population correction ``1 − N/N+`` (spec §3b):
         the naive (LiRA), PP-normal, PP-t and parametric rules. The rank-based rules fit no variance.
         N is the declared ``train_size``, or under the Poisson design the realised mean training-set
         size (:func:`dpaudit.mia.calibrate.design_fpc`); ``options["fpc_train_size"]`` and
-        ``options["fpc_train_size_from"]`` say which, whether the correction is on or off.
+        ``options["fpc_train_size_from"]`` say which, whether the correction is on or off. None (the
+        default): on where the score set records its design (``meta["design"]``, as ``mia train``
+        writes it: training sets drawn from the pool), off otherwise (simulated scores, files without
+        it); ``options["fpc_why"]`` says which.
     strict : bool, default False
         The naive rule reads the largest FPR < α instead of ≤ α (LiRA-code parity).
     n_boot : int, default 200
@@ -166,6 +174,12 @@ def evaluate(
         the standardisation, which inflates the t rule's FPR for records with Δ ≈ 0 at small M
         (measured at α = 0.01, M = 16: 0.0124 fitted vs 0.0099 positive; docs/mia.md). The rank and
         per-record rules are one-sided on the signal (membership raises it).
+    references : {"balanced", "loo"}, default "balanced"
+        Which other models' scores every fit reads (:mod:`dpaudit.mia.references`): ``"balanced"``
+        leaves out, besides the target, one partner of the other group, so that no fitted quantity
+        (location, scale, sign, LiRA's ratio) depends on the target's own membership under the null
+        and the naive, PP-N(0,1) and PP-t rules report TPR = FPR on data without signal, whatever the
+        score distribution; ``"loo"``: plain leave-one-out (the LiRA code; the MIA paper).
 
     Returns
     -------
@@ -214,7 +228,8 @@ def evaluate(
     threshold_kind = one_of("threshold", threshold_kind, THRESHOLD_KINDS)
     n_boot = whole_number("n_boot", n_boot, minimum=0, maximum=MAX_BOOT)
     seed = whole_number("seed", seed, minimum=0)
-    fpc = flag("fpc", fpc)
+    fpc, fpc_why = fpc_choice(scores, fpc)
+    references = one_of("references", references, REFERENCES)
     strict = flag("strict", strict)
     sign = one_of("sign", sign, SIGNS)
     level = check_level(level)
@@ -226,16 +241,18 @@ def evaluate(
     signal = np.asarray(attack.signal(scores), dtype=np.float64)
     moments = record_moments(signal, keep, higher=True)
     fitter = LooFitter(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value,
-                       moments=moments)
+                       moments=moments, references=references)
     n_in, n_out = moments.n_in.astype(np.int64), moments.n_out.astype(np.int64)
     n_pos, n_neg = int(n_in.sum()), int(n_out.sum())
-    plan = RulePlan.of(alphas, moments, inclusion=poisson_inclusion(scores))
+    inclusion = poisson_inclusion(scores)
+    balanced = references == "balanced"
+    plan = RulePlan.of(alphas, moments, balanced=balanced, fpc=fpc_value, inclusion=inclusion)
 
     boot = Bootstrap(keep.shape, n_boot, seed=seed) if n_boot else None
     sets = TargetSets(keep.shape, len(plan.index), group=boot.group) if boot else None
     tally = Tally.start(plan, n_records)
     curve = CurveSample.of(n_models, n_records)
-    statistic = Statistic(scores, attack, signal, keep, fpc_value, n_neg)
+    statistic = Statistic(scores, attack, signal, keep, fpc_value, n_neg, references=references)
     first_pass(signal, keep, fitter, plan, tally, statistic, curve, sets, sign=sign, n_in=n_in, n_out=n_out)
 
     # the naive rule: thresholds from one sort of the non-members' statistic, then pass 2 counts it
@@ -255,20 +272,53 @@ def evaluate(
     positives = sorted_positives(stat, keep, own_stat=statistic.blockwise)
     naive_threshold = [smallest_above(c, pooled.negatives, positives) for c in cuts]
     auc_naive = mann_whitney_auc(pooled.negatives, positives)
-    rows_out = alpha_rows(plan, tally, parametric, reps, naive_threshold, n_out, n_pos=n_pos, n_neg=n_neg,
-                          delta=delta, level=level)
+    share_non_normal = _jarque_bera_share(moments)
+    needs = [models_needed(n_in, n_out, a, inclusion=inclusion) if plan.reasons[j] else None
+             for j, a in enumerate(alphas)]
+    ctx = RowContext(n_pos, n_neg, delta, level, share_non_normal, threshold_kind, needs, n_in,
+                     rank_test_pvalues(signal, keep), scores.record_ids)
+    rows_out = alpha_rows(plan, tally, parametric, reps, naive_threshold, n_out, ctx)
     options = {"attack": attack.name, "attack_options": attack.options(), "threshold": threshold_kind, "fpc": fpc,
+               "fpc_why": fpc_why, "references": references,
                "sign": sign, "location": attack.location, "variance": attack.variance, "strict": strict,
                "n_boot": n_boot, "level": level, "delta": delta, "train_size": scores.train_size,
                "pool_size": scores.pool_size, "fpc_train_size": fpc_n, "fpc_train_size_from": fpc_source,
                "seed": seed, "n_in": [int(n_in.min()), int(n_in.max())],
                "scores": {k: v for k, v in scores.meta.items() if k in _MENTIONED_META}}
-    diagnostics = {"share_non_normal": _jarque_bera_share(moments), "min_n_out": int(n_out.min()) - 1,
-                   "auc_naive": auc_naive}
-    curves = {"naive": naive_curve(pooled.negatives, positives, n_models, n_records), **curve.curves(n_out),
+    diagnostics = {"share_non_normal": share_non_normal, "min_n_out": int(n_out.min()) - 1,
+                   "auc_naive": auc_naive, **saturation(scores)}
+    curves = {"naive": naive_curve(pooled.negatives, positives, n_models, n_records),
+              **curve.curves(n_out, balanced=balanced),
               "per_record_parametric": parametric_curve(moments, fpc_value, n_neg)}
     histograms = tuple(fpr_histogram(a, tally.rec_fpr[j], int(n_out.min())) for j, a in enumerate(alphas))
     return MiaReport(n_models, n_records, alphas, rows_out, options, diagnostics, curves, histograms)
+
+
+def fpc_choice(scores: ScoreSet, fpc: bool | None) -> tuple[bool, str]:
+    """Whether the finite-population correction is applied, and why: as asked, or (None) on exactly when
+    the score set records its design (``meta["design"]``: training sets drawn without replacement from
+    the pool, as ``mia train`` writes it), since then σ²_emp ≈ FPC·σ² (spec §3b)."""
+    if fpc is not None:
+        return flag("fpc", fpc), "on, as asked" if fpc else "off, as asked"
+    design = scores.meta.get("design")
+    if design in ("efficient", "poisson"):
+        return True, f"on by default: the scores record their design ({design}: training sets drawn from the pool)"
+    return False, ("off by default: the scores record no design (meta.design), so nothing says the training sets "
+                   "were drawn from this pool; fpc=True (--fpc) applies it")
+
+
+def saturation(scores: ScoreSet) -> dict[str, float]:
+    """The share of scores at a cap (``share_saturated``): at ±``meta["score_cap"]`` when the score set
+    records the cap its scores were clipped to (``mia train``'s probability-only models), else at the
+    matrix's largest or smallest value when that value repeats (an output saturated at 0 or 1)."""
+    score = np.asarray(scores.score)
+    cap = scores.meta.get("score_cap")
+    if isinstance(cap, (int, float)) and cap > 0:
+        return {"share_saturated": float(np.mean(np.abs(score) >= cap)), "score_cap": float(cap)}
+    top, bottom = float(score.max()), float(score.min())
+    at_top, at_bottom = np.count_nonzero(score == top), np.count_nonzero(score == bottom)
+    count = (at_top if at_top > 1 else 0) + (at_bottom if at_bottom > 1 and bottom != top else 0)
+    return {"share_saturated": count / score.size}
 
 
 def _checked_alphas(fpr: Sequence[float]) -> tuple[float, ...]:

@@ -6,6 +6,12 @@ For target model ``m`` and record ``x``, two Gaussians are fitted to the scores 
     IN  ~ N(μ_in,  σ²_in)   from {score[m', x] : m' ≠ m, keep[m', x]}
     OUT ~ N(μ_out, σ²_out)  from {score[m', x] : m' ≠ m, not keep[m', x]}
 
+With ``references="balanced"`` (the evaluation's default, :mod:`dpaudit.mia.references`) each target
+also leaves out one *partner* of the other group, so that every target, IN or OUT, is fitted from
+``n_in − 1`` IN and ``n_out − 1`` OUT scores and no fitted quantity depends on its own membership
+under the null; ``"loo"`` is the plain leave-one-out above (``n_in − 1`` and ``n_out`` for an IN
+target, ``n_in`` and ``n_out − 1`` for an OUT one).
+
 LiRA's statistics (:mod:`dpaudit.mia.attacks.lira`), the PP calibration
 (:mod:`dpaudit.mia.calibrate`) and the evaluation read them. One pass of per-record sums
 (:func:`record_moments`) gives all ``M × N+`` fits; :class:`LooFitter` turns them into the fits of
@@ -25,6 +31,7 @@ import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._validation import number, one_of, whole_number
+from dpaudit.mia.references import PARTNER_SEED, REFERENCES, References, partner_models
 from dpaudit.mia.scores import check_score_keep
 
 __all__ = ["LooFits", "loo_fits", "LooFitter", "RecordMoments", "record_moments", "column_blocks", "check_fpc",
@@ -73,7 +80,7 @@ class LooFits:
     mu_out, sd_out : ndarray of float, shape (M, N+)
         The same from the OUT scores.
     n_in, n_out : ndarray of int, shape (M, N+)
-        Number of models in each fit (``n_in + n_out = M − 1``).
+        Number of models in each fit (``n_in + n_out = M − 1``; ``M − 2`` with balanced references).
     location, variance : str
         The options the fits were made with (see :func:`loo_fits`).
     ddof : int
@@ -91,6 +98,7 @@ class LooFits:
     variance: Variance = DEFAULT_VARIANCE
     ddof: int = 1
     fpc: float | None = None
+    references: References = "loo"
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -102,7 +110,7 @@ class LooFits:
         m, n = self.shape
         return (
             f"LooFits(n_models={m}, n_records={n}, location={self.location!r}, variance={self.variance!r}, "
-            f"ddof={self.ddof}, fpc={self.fpc!r})"
+            f"ddof={self.ddof}, fpc={self.fpc!r}, references={self.references!r})"
         )
 
 
@@ -191,8 +199,11 @@ class LooFitter:
 
     def __init__(self, score: np.ndarray, keep: np.ndarray, *, location: Location = DEFAULT_LOCATION,
                  variance: Variance = DEFAULT_VARIANCE, ddof: int = 1, fpc: float | None = None,
-                 moments: RecordMoments | None = None) -> None:
+                 moments: RecordMoments | None = None, references: References = "loo",
+                 partner_seed: int = PARTNER_SEED) -> None:
         location, variance = fit_options(location, variance)
+        self.references = one_of("references", references, REFERENCES)
+        self.partner_seed = whole_number("partner_seed", partner_seed, minimum=0)
         self.score, self.keep = score, keep
         self.location, self.variance, self.ddof = location, variance, whole_number("ddof", ddof, minimum=0)
         self.fpc = None if fpc is None else check_fpc(fpc)
@@ -212,7 +223,7 @@ class LooFitter:
                 ss_all = np.empty(score.shape)
                 dof = np.zeros(score.shape[0], dtype=np.int64)
                 for cols in column_blocks(score.shape[1], score.shape[0]):
-                    _, ss, count = self._group(g, cols)
+                    _, ss, count = self._group(g, cols, self.partners(cols))
                     ss_all[:, cols] = ss
                     dof += (count - self.ddof).sum(axis=1)
                 var = ss_all.sum(axis=1) / dof
@@ -221,19 +232,34 @@ class LooFitter:
                     var /= self.fpc
                 self._global[g] = np.sqrt(var)[:, None]
 
-    def _group(self, g: str, cols: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def partners(self, cols: slice) -> np.ndarray | None:
+        """The partner model of every target of ``cols`` (balanced references), else None."""
+        if self.references == "loo":
+            return None
+        return partner_models(self.keep[:, cols], cols.start or 0, seed=self.partner_seed)
+
+    def _group(self, g: str, cols: slice, partners: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """LOO mean, sum of squares and count of group ``g`` for every target of ``cols`` (Notes of :func:`loo_fits`).
 
-        With ``w = 1`` for a target in the group and 0 outside, ``d = (t − μ)·w`` and ``n' = n − w``:
-        ``μ' = μ − d/(n − 1)``, ``SS' = SS − d²·n/(n − 1)`` (for a target outside the group d = 0, so
-        dividing by n − 1 instead of n changes nothing).
+        Leave-one-out: with ``w = 1`` for a target in the group and 0 outside, ``d = (t − μ)·w`` and
+        ``n' = n − w``: ``μ' = μ − d/(n − 1)``, ``SS' = SS − d²·n/(n − 1)`` (for a target outside the
+        group d = 0, so dividing by n − 1 instead of n changes nothing). Balanced (``partners``): every
+        target removes one score of the group, its own if it is in the group, else its partner's, so
+        ``d = r − μ`` with that score r and ``n' = n − 1`` for all.
         """
         n, n1, _, mean, ss_full, bound = (v[cols] for v in self._groups[g])
         k = self.keep[:, cols]
         member = k if g == "in" else ~k
-        w = member.astype(np.float64)
-        dev = np.subtract(self.score[:, cols], mean)
-        dev *= w
+        s = self.score[:, cols]
+        if partners is None:
+            w = member.astype(np.float64)
+            dev = np.subtract(s, mean)
+            dev *= w
+            count = n.astype(np.int64) - member
+        else:
+            dev = np.where(member, s, np.take_along_axis(s, partners, axis=0))
+            dev -= mean
+            count = np.broadcast_to(n.astype(np.int64) - 1, k.shape).copy()
         mu = dev / n1
         np.subtract(mean, mu, out=mu)
         np.square(dev, out=dev)
@@ -243,14 +269,14 @@ class LooFitter:
         # The downdate's rounding error is at most a few n·eps·SS; anything below is noise (or exactly
         # 0, as when all other scores are equal), so it is set to 0 rather than left as ±1e-16.
         ss[ss <= bound] = 0.0
-        count = n.astype(np.int64) - member
         return mu, ss, count
 
     def fits(self, cols: slice) -> LooFits:
         """The :class:`LooFits` of the records in ``cols`` (arrays of shape (M, width))."""
         parts = {}
+        partners = self.partners(cols)
         for g in ("in", "out"):
-            mu, ss, count = self._group(g, cols)
+            mu, ss, count = self._group(g, cols, partners)
             if self.variance == "per-record":
                 var = np.divide(ss, count - self.ddof, out=ss)
                 if self.fpc is not None:
@@ -260,11 +286,11 @@ class LooFitter:
                 sd = np.broadcast_to(self._global[g], ss.shape).copy()
             if self.location == "median":
                 k = self.keep[:, cols]
-                mu = _loo_median(self.score[:, cols], k if g == "in" else ~k)
+                mu = _loo_median(self.score[:, cols], k if g == "in" else ~k, partners)
             parts[g] = (mu, sd, count)
         return LooFits(mu_in=parts["in"][0], sd_in=parts["in"][1], mu_out=parts["out"][0], sd_out=parts["out"][1],
                        n_in=parts["in"][2], n_out=parts["out"][2], location=self.location, variance=self.variance,
-                       ddof=self.ddof, fpc=self.fpc)
+                       ddof=self.ddof, fpc=self.fpc, references=self.references)
 
 
 def loo_fits(
@@ -275,6 +301,7 @@ def loo_fits(
     variance: Variance = DEFAULT_VARIANCE,
     ddof: int = 1,
     fpc: float | None = None,
+    references: References = "loo",
 ) -> LooFits:
     """Leave-one-out IN and OUT Gaussian fits for every target model and record.
 
@@ -303,6 +330,10 @@ def loo_fits(
         variances are divided by it: ``σ² = σ²_emp / FPC`` (spec §3b, the MIA paper; Cochran 1977). It corrects the
         data-sampling part of the variance only: if training adds its own randomness (seeds, dropout),
         rescaling everything over-corrects.
+    references : {"loo", "balanced"}, default "loo"
+        ``"loo"``: the other models' scores (LiRA). ``"balanced"``: also without one partner of the
+        other group per target, so every target's fits hold ``n_in − 1`` IN and ``n_out − 1`` OUT
+        scores (:mod:`dpaudit.mia.references`; the evaluation's default).
 
     Returns
     -------
@@ -339,14 +370,15 @@ def loo_fits(
     True
     """
     score, keep = check_score_keep(score, keep)
-    fitter = LooFitter(score, keep, location=location, variance=variance, ddof=ddof, fpc=fpc)
+    fitter = LooFitter(score, keep, location=location, variance=variance, ddof=ddof, fpc=fpc, references=references)
     names = ("mu_in", "sd_in", "mu_out", "sd_out", "n_in", "n_out")
     full = {name: np.empty(score.shape, dtype=np.int64 if name.startswith("n_") else np.float64) for name in names}
     for cols in column_blocks(score.shape[1], score.shape[0]):
         block = fitter.fits(cols)
         for name in names:
             full[name][:, cols] = getattr(block, name)
-    return LooFits(**full, location=location, variance=variance, ddof=fitter.ddof, fpc=fitter.fpc)
+    return LooFits(**full, location=location, variance=variance, ddof=fitter.ddof, fpc=fitter.fpc,
+                   references=fitter.references)
 
 
 def fit_options(location: Any, variance: Any) -> tuple[Location, Variance]:
@@ -363,19 +395,24 @@ def check_fpc(fpc: Any) -> float:
     return number("fpc", fpc, low=0.0, low_open=True, high=1.0, hint=FPC_HINT)
 
 
-def _loo_median(score: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """Median of each record's ``group`` scores from the models other than the target (Notes above)."""
+def _loo_median(score: np.ndarray, group: np.ndarray, partners: np.ndarray | None = None) -> np.ndarray:
+    """Median of each record's ``group`` scores from the models other than the target (Notes above);
+    with ``partners`` (balanced references), a target outside the group leaves out its partner's score."""
     n_models = score.shape[0]
     vals = np.where(group, score, np.inf)
     order = np.argsort(vals, axis=0, kind="stable")
     ordered = np.take_along_axis(vals, order, axis=0)
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(n_models)[:, None], order.shape), axis=0)
-    n = group.sum(axis=0)[None, :] - group
+    if partners is None:
+        removed, n = group, group.sum(axis=0)[None, :] - group
+    else:  # every target removes one score of the group: its own, or its partner's
+        rank = np.where(group, rank, np.take_along_axis(rank, partners, axis=0))
+        removed, n = np.ones_like(group), np.broadcast_to(group.sum(axis=0)[None, :] - 1, group.shape)
     j1 = (n - 1) // 2
     j2 = n // 2
-    i1 = j1 + (group & (j1 >= rank))
-    i2 = j2 + (group & (j2 >= rank))
+    i1 = j1 + (removed & (j1 >= rank))
+    i2 = j2 + (removed & (j2 >= rank))
     return 0.5 * (np.take_along_axis(ordered, i1, axis=0) + np.take_along_axis(ordered, i2, axis=0))
 
 

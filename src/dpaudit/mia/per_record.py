@@ -78,6 +78,7 @@ __all__ = [
     "hit_probability",
     "min_out_models",
     "not_estimable_reason",
+    "models_needed",
     "models_for_every_record",
     "empirical_per_record",
     "parametric_per_record",
@@ -112,12 +113,7 @@ def not_estimable_reason(n_in: np.ndarray, n_out: np.ndarray, alpha: float, *,
     """"" if every record has enough OUT models for the empirical estimator at α, else why not.
 
     Every record needs ``n_out ≥ k`` = :func:`min_out_models` (α). The message gives the M that would do
-    at this design's inclusion rate: a design that puts every record OUT in the same share ``s`` of
-    the M models (efficient LiRA: ``s = 1/2``) needs ``M ≥ ⌈k/s⌉``; under any other (Poisson: a record
-    is OUT in Binomial(M, 1 − q) models) it gives :func:`models_for_every_record`, the smallest M at
-    which all N+ records reach k with probability ≥ 1/2. ``inclusion``: the design's q
-    (:func:`dpaudit.mia.designs.poisson_inclusion`; the realised rate overstates it at small M·q);
-    None: the realised rate ``mean(n_in)/M``.
+    (:func:`models_needed`).
 
     Examples
     --------
@@ -134,6 +130,7 @@ def not_estimable_reason(n_in: np.ndarray, n_out: np.ndarray, alpha: float, *,
     if fewest >= need:
         return ""
     n_models = int(n_in[0] + n_out[0])
+    enough = models_needed(n_in, n_out, alpha, inclusion=inclusion)
 
     def count(n: int) -> str:
         return f"{n}" if n < 10**7 else f"{n:.3g}"
@@ -141,14 +138,37 @@ def not_estimable_reason(n_in: np.ndarray, n_out: np.ndarray, alpha: float, *,
     head = f"not estimable at this M: α = {alpha:g} needs ≥ {count(need)} OUT models per record"
     if fewest == int(n_out.max()):  # every record OUT in the same share of the models
         if 2 * fewest == n_models:
-            return f"{head} (M ≥ {count(2 * need)} in the efficient design), the fewest here is {fewest}"
-        return (f"{head} (M ≥ {count(math.ceil(need * n_models / fewest))} with every record OUT in "
-                f"{fewest} of {n_models} models, as here), the fewest here is {fewest}")
+            return f"{head} (M ≥ {count(enough)} in the efficient design), the fewest here is {fewest}"
+        return (f"{head} (M ≥ {count(enough)} with every record OUT in {fewest} of {n_models} models, as here), "
+                f"the fewest here is {fewest}")
     q = float(n_in.mean()) / n_models if inclusion is None else inclusion
-    enough = models_for_every_record(need, q, n_out.size)
     return (f"{head}, the fewest here is {fewest} (at this design's inclusion rate q = {q:.3g} a record is OUT "
             f"in M(1 − q) models on average; M ≥ {count(enough)} gives all {n_out.size:,} records that many "
             "with probability ≥ 1/2)")
+
+
+def models_needed(n_in: np.ndarray, n_out: np.ndarray, alpha: float, *, inclusion: float | None = None) -> int:
+    """The M at which every record has the :func:`min_out_models` (α) OUT models the rank rules need.
+
+    A design that puts every record OUT in the same share ``s`` of the M models (efficient LiRA:
+    ``s = 1/2``) needs ``M ≥ ⌈k/s⌉``; under any other (Poisson: a record is OUT in Binomial(M, 1 − q)
+    models) it is :func:`models_for_every_record`, the smallest M at which all N+ records reach k with
+    probability ≥ 1/2. ``inclusion``: the design's q (:func:`dpaudit.mia.designs.poisson_inclusion`; the
+    realised rate overstates it at small M·q); None: the realised rate ``mean(n_in)/M``.
+
+    Examples
+    --------
+    >>> models_needed(np.full(5, 50), np.full(5, 50), 0.01), models_needed(np.full(5, 50), np.full(5, 50), 0.001)
+    (198, 1998)
+    """
+    need = min_out_models(alpha)
+    n_in, n_out = np.asarray(n_in, dtype=np.int64), np.asarray(n_out, dtype=np.int64)
+    n_models = int(n_in[0] + n_out[0])
+    fewest = int(n_out.min())
+    if fewest == int(n_out.max()):
+        return 2 * need if 2 * fewest == n_models else math.ceil(need * n_models / fewest)
+    q = float(n_in.mean()) / n_models if inclusion is None else inclusion
+    return models_for_every_record(need, q, n_out.size)
 
 
 def models_for_every_record(need: int, inclusion: float, n_records: int) -> int:

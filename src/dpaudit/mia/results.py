@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpaudit._document import Doc, choice, flag, number, obj, rate, text, unit, whole
+from dpaudit.mia.findings import Verdict, VulnerableRecords
 
 __all__ = ["RuleResult", "FprSpread", "AlphaResult", "Curve", "Histogram", "MiaReport"]
 
@@ -62,6 +63,12 @@ class RuleResult(_KeyView):
         The naive rule's global threshold.
     t_threshold_fpr_loo : float or None
         Parametric rule: how often the records' t thresholds are crossed by their own OUT scores.
+    valid : bool or None
+        Whether the rule's calibration holds for these scores: True for the rank rules, the Gaussian
+        check (:func:`dpaudit.mia.verdict.gaussian_check`) for PP-N(0,1), PP-t and the parametric rule,
+        None for the naive rule (its threshold is chosen on the same data: a comparison, never a headline).
+    warning : str or None
+        Why the rule is not valid here.
     """
 
     estimable: bool
@@ -75,6 +82,8 @@ class RuleResult(_KeyView):
     fpr_kind: str | None = None
     t_threshold_fpr_loo: float | None = None
     reason: str | None = None
+    valid: bool | None = None
+    warning: str | None = None
 
     @classmethod
     def not_estimable(cls, reason: str) -> RuleResult:
@@ -87,7 +96,7 @@ class RuleResult(_KeyView):
             value = getattr(self, key)
             if value is not None:
                 out[key] = [float(v) for v in value]
-        for key in ("threshold", "fpr_kind", "t_threshold_fpr_loo", "reason"):
+        for key in ("threshold", "fpr_kind", "t_threshold_fpr_loo", "reason", "valid", "warning"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -106,7 +115,8 @@ class RuleResult(_KeyView):
                    d.pair("ci", optional=True, low=0, high=1), d.pair("cp", optional=True, low=0, high=1),
                    d.read("threshold", number, optional=True, finite=False),
                    d.read("fpr_kind", choice, optional=True, choices=FPR_KINDS),
-                   d.read("t_threshold_fpr_loo", rate, optional=True), d.read("reason", text, optional=estimable))
+                   d.read("t_threshold_fpr_loo", rate, optional=True), d.read("reason", text, optional=estimable),
+                   d.read("valid", flag, optional=True), d.read("warning", text, optional=True))
 
 
 @dataclass(frozen=True, eq=True)
@@ -127,27 +137,42 @@ class FprSpread(_KeyView):
 
 @dataclass(frozen=True, eq=True)
 class AlphaResult(_KeyView):
-    """Every rule at one target FPR α."""
+    """Every rule at one target FPR α, the headline ``verdict`` and the ranked ``vulnerable`` records
+    (both None in a document saved before they existed; ``vulnerable`` also when not estimable)."""
 
     alpha: float
     rules: Mapping[str, RuleResult]
     naive_per_record_fpr: FprSpread
+    verdict: Verdict | None = None
+    vulnerable: VulnerableRecords | None = None
 
     def __getitem__(self, key: str) -> Any:
-        if key == "naive_per_record_fpr":
-            return self.naive_per_record_fpr
+        if key in _ROW_FIELDS:
+            return getattr(self, key)
         return self.rules[key]
 
     def to_dict(self) -> dict[str, Any]:
-        return {**{name: r.to_dict() for name, r in self.rules.items()},
-                "naive_per_record_fpr": self.naive_per_record_fpr.to_dict()}
+        out = {**{name: r.to_dict() for name, r in self.rules.items()},
+               "naive_per_record_fpr": self.naive_per_record_fpr.to_dict()}
+        for key in ("verdict", "vulnerable"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, alpha: float, doc: Mapping[str, Any]) -> AlphaResult:
-        """The rules at ``alpha``: every key but ``alpha`` and ``naive_per_record_fpr`` names a known rule."""
+        """The rules at ``alpha``: every key but ``alpha`` and the row's own fields names a known rule."""
         d = Doc.of(doc)
-        rules = {k: RuleResult.from_dict(d.doc(_rule(d, k))) for k in d if k not in ("alpha", "naive_per_record_fpr")}
-        return cls(float(alpha), rules, FprSpread.from_dict(d.doc("naive_per_record_fpr")))
+        rules = {k: RuleResult.from_dict(d.doc(_rule(d, k))) for k in d if k not in ("alpha", *_ROW_FIELDS)}
+        verdict, vulnerable = d.doc("verdict", optional=True), d.doc("vulnerable", optional=True)
+        return cls(float(alpha), rules, FprSpread.from_dict(d.doc("naive_per_record_fpr")),
+                   None if verdict is None else Verdict.from_dict(verdict),
+                   None if vulnerable is None else VulnerableRecords.from_dict(vulnerable))
+
+
+#: The fields of an α's result that are not rules.
+_ROW_FIELDS = ("naive_per_record_fpr", "verdict", "vulnerable")
 
 
 @dataclass(frozen=True, eq=True)

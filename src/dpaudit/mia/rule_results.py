@@ -12,6 +12,7 @@ describes the rules).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,16 +27,16 @@ from dpaudit.mia.metrics import (
 from dpaudit.mia.metrics.pooled import PooledScores
 from dpaudit.mia.metrics.rechosen import RechosenThreshold
 from dpaudit.mia.metrics.replicates import TargetEntries, TargetSets
+from dpaudit.mia.findings import RULE_LABELS, VulnerableRecords
 from dpaudit.mia.results import AlphaResult, FprSpread, RuleResult
 from dpaudit.mia.tally import RulePlan, Tally
+from dpaudit.mia.verdict import gaussian_check, headline, vulnerable_records
 
-__all__ = ["RULES", "RULE_NAMES", "bootstrap_replicates", "alpha_rows"]
+__all__ = ["RULES", "RULE_NAMES", "bootstrap_replicates", "alpha_rows", "RowContext"]
 
 RULES = ("naive", "pp_normal", "pp_t", "pp_rank", "per_record_empirical", "per_record_parametric")
 #: Labels of the rules in tables and figures.
-RULE_NAMES = {"naive": "naive concat", "pp_normal": "PP concat N(0,1)", "pp_t": "PP concat t",
-              "pp_rank": "PP concat rank", "per_record_empirical": "per-record empirical",
-              "per_record_parametric": "per-record param."}
+RULE_NAMES = RULE_LABELS
 
 
 def _epsilon(tp: float, n_pos: int, fp: float, n_neg: int, *, delta: float, level: float,
@@ -128,13 +129,34 @@ def _replicates(reps: dict[str, np.ndarray], ranked: list[int], rule: str,
     return reps[f"{rule}_tpr"][:, col], reps[f"{rule}_fpr"][:, col]
 
 
+@dataclass(frozen=True)
+class RowContext:
+    """What :func:`alpha_rows` needs besides the counts: the pooled sizes, δ and level of the ε bounds and
+    intervals, the Gaussian check's inputs, the headline's threshold kind, the M each α's rank rules need
+    (None where estimable), every record's IN targets and rank-test p-value, and the records' own
+    identifiers (or None)."""
+
+    n_pos: int
+    n_neg: int
+    delta: float
+    level: float
+    share_non_normal: float
+    threshold_kind: str
+    needs_models: list[int | None]
+    n_in: np.ndarray
+    p_value: np.ndarray
+    record_ids: np.ndarray | None = None
+
+
 def alpha_rows(plan: RulePlan, tally: Tally, parametric: list[np.ndarray | None], reps: dict[str, np.ndarray],
-               naive_threshold: list[float], n_out: np.ndarray, *, n_pos: int, n_neg: int, delta: float,
-               level: float) -> tuple[AlphaResult, ...]:
-    """One :class:`~dpaudit.mia.results.AlphaResult` per α: every rule of :data:`RULES` and the spread of
-    the naive threshold's per-record FPR. ``reps``: :func:`bootstrap_replicates` ({} without a bootstrap)."""
+               naive_threshold: list[float], n_out: np.ndarray, ctx: RowContext) -> tuple[AlphaResult, ...]:
+    """One :class:`~dpaudit.mia.results.AlphaResult` per α: every rule of :data:`RULES` (the Gaussian ones
+    marked valid or not by :func:`~dpaudit.mia.verdict.gaussian_check`), the spread of the naive threshold's
+    per-record FPR, the headline verdict and the ranked vulnerable records. ``reps``:
+    :func:`bootstrap_replicates` ({} without a bootstrap)."""
     ranked = plan.ranked
-    eps = {"delta": delta, "level": level}
+    n_pos, n_neg, level = ctx.n_pos, ctx.n_neg, ctx.level
+    eps = {"delta": ctx.delta, "level": level}
     rows_out = []
     for j, alpha in enumerate(plan.alphas):
         rules: dict[str, RuleResult] = {}
@@ -146,23 +168,42 @@ def alpha_rows(plan: RulePlan, tally: Tally, parametric: list[np.ndarray | None]
                                     threshold=naive_threshold[j])
         for kind in ("normal", "t"):
             rule = f"pp_{kind}"
+            why = gaussian_check(tally.fp_raw[rule][j] / n_neg, alpha, ctx.share_non_normal)
             rules[rule] = _pooled(tally.tp[rule][j], tally.fp[rule][j], n_pos, n_neg, _replicates(reps, ranked, rule, j),
-                                  **eps)
+                                  **eps, valid=not why, warning=why or None)
         if plan.reasons[j]:
             rules["pp_rank"] = rules["per_record_empirical"] = RuleResult.not_estimable(plan.reasons[j])
         else:
             rank = rules["pp_rank"] = _pooled(float(tally.rank_tp[j].sum()), float(tally.rank_fp[j].sum()), n_pos,
-                                              n_neg, _replicates(reps, ranked, "pp_rank", j), **eps)
+                                              n_neg, _replicates(reps, ranked, "pp_rank", j), **eps, valid=True)
             # ε from the same targets' counts as the pooled rank rule (identical under the efficient design)
             rules["per_record_empirical"] = _per_record(
                 tally.emp_tpr[j], reps["records"][:, ranked.index(j)] if reps else None, level,
-                fpr=float(tally.emp_fpr[j].mean()), epsilon_lb=rank.epsilon_lb, epsilon_point=rank.epsilon_point)
+                fpr=float(tally.emp_fpr[j].mean()), epsilon_lb=rank.epsilon_lb, epsilon_point=rank.epsilon_point,
+                valid=True)
         par = parametric[j]
         assert par is not None  # the parametric estimator is estimable at any α
         tail_fpr = float((tally.crossed[j] / n_out).mean())
+        why = gaussian_check(float((tally.crossed_raw[j] / n_out).mean()), alpha, ctx.share_non_normal)
         rules["per_record_parametric"] = _per_record(
             par, reps["records"][:, len(ranked) + j] if reps else None, level, fpr=alpha, fpr_kind="nominal",
-            t_threshold_fpr_loo=tail_fpr)
+            t_threshold_fpr_loo=tail_fpr, valid=not why, warning=why or None)
         spread = FprSpread(float(np.nanmax(tally.rec_fpr[j])), float(np.nanmean(tally.rec_fpr[j] > alpha)))
-        rows_out.append(AlphaResult(alpha, {r: rules[r] for r in RULES}, spread))
+        verdict = headline(alpha, rules, threshold_kind=ctx.threshold_kind, needs_models=ctx.needs_models[j])
+        rows_out.append(AlphaResult(alpha, {r: rules[r] for r in RULES}, spread, verdict,
+                                    _vulnerable(verdict.rule, j, alpha, tally, n_out, ctx)))
     return tuple(rows_out)
+
+
+def _vulnerable(rule: str | None, j: int, alpha: float, tally: Tally, n_out: np.ndarray,
+                ctx: RowContext) -> VulnerableRecords | None:
+    """The records ranked by their TPR under the verdict's rule at α number j (None without a rule)."""
+    if rule is None:
+        return None
+    if rule == "pp_rank":
+        called, fpr = tally.rank_tp[j], tally.emp_fpr[j]
+    else:
+        called, called_out = tally.rec_calls[rule][j]
+        fpr = called_out / n_out
+    return vulnerable_records(alpha, rule, np.asarray(called, dtype=np.float64), ctx.n_in, fpr, ctx.p_value,
+                              level=ctx.level, record_ids=ctx.record_ids)

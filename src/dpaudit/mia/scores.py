@@ -32,6 +32,16 @@ with ``allow_pickle=False``, holding exactly these arrays:
         {"format": "dpaudit.scoreset", "version": 1,
          "train_size": N, "pool_size": N+, "meta": {...free-form: dataset, model, seed...}}
 
+    ``meta.design`` (``"efficient"`` or ``"poisson"``) declares that the training sets were drawn
+    from this pool (the finite-population correction is then on by default); ``meta.score_cap`` the
+    magnitude the scores were clipped to.
+
+and optionally
+
+``record_ids``
+    integers, shape ``(N+,)``, distinct: each record's own identifier (e.g. its row in the data),
+    reported beside the most vulnerable records.
+
 Any framework can write it, e.g. ``np.savez("s.npz", score=s, keep=k,
 meta_json=np.array(json.dumps({...})))``.
 
@@ -108,7 +118,12 @@ class ScoreSet(ScoreShape):
         N+, the number of records in the pool; must equal the number of columns.
     meta : mapping, optional
         Free-form, JSON-serialisable description (dataset, model, seed, …); numpy scalars and arrays
-        are converted to Python values.
+        are converted to Python values. ``meta["design"]`` (``"efficient"`` or ``"poisson"``) says the
+        training sets were drawn from this pool, which turns the finite-population correction on by
+        default; ``meta["score_cap"]`` is the magnitude the scores were clipped to, if any.
+    record_ids : array_like of int, shape (N+,), optional
+        Each record's own identifier (a data file's row number), reported beside the most vulnerable
+        records; distinct integers.
 
     Attributes
     ----------
@@ -139,6 +154,7 @@ class ScoreSet(ScoreShape):
     train_size: int
     pool_size: int
     meta: dict[str, Any] = field(default_factory=dict)
+    record_ids: np.ndarray | None = None
     mean_in_per_model: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -151,7 +167,8 @@ class ScoreSet(ScoreShape):
             )
         train_size = check_train_size(self.train_size, pool_size, error=DataError)
         meta = _check_meta(self.meta)
-        for name, value in (("score", score), ("keep", keep)):
+        ids = None if self.record_ids is None else check_record_ids(self.record_ids, pool_size)
+        for name, value in (("score", score), ("keep", keep)) + ((("record_ids", ids),) if ids is not None else ()):
             view = value.view()
             view.flags.writeable = False  # a view: the caller's own array keeps its flags
             object.__setattr__(self, name, view)
@@ -185,7 +202,8 @@ class ScoreSet(ScoreShape):
         order = rng.random(self.keep.shape).argsort(axis=0)
         keep = np.take_along_axis(np.asarray(self.keep), order, axis=0)
         meta = {**self.meta, "null": "membership permuted within each record"}
-        return ScoreSet(self.score, keep, train_size=self.train_size, pool_size=self.pool_size, meta=meta)
+        return ScoreSet(self.score, keep, train_size=self.train_size, pool_size=self.pool_size, meta=meta,
+                        record_ids=self.record_ids)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the on-disk format (module docstring) to ``path`` atomically; return the path.
@@ -209,8 +227,9 @@ class ScoreSet(ScoreShape):
             "pool_size": self.pool_size,
             "meta": self.meta,
         }
+        ids = {} if self.record_ids is None else {"record_ids": self.record_ids}
         with atomic_open(path, "wb") as handle:
-            np.savez(handle, score=self.score, keep=self.keep, meta_json=np.array(json.dumps(header)))
+            np.savez(handle, score=self.score, keep=self.keep, meta_json=np.array(json.dumps(header)), **ids)
         return path
 
     @classmethod
@@ -252,13 +271,15 @@ class ScoreSet(ScoreShape):
                             f"{path}: missing array(s) {', '.join(missing)}; a score file holds {', '.join(_ARRAYS)}"
                         )
                     score, keep, meta_json = (archive[name] for name in _ARRAYS)
+                    ids = archive["record_ids"] if "record_ids" in archive else None
             except DataError:
                 raise
             except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
                 raise DataError(f"{path}: not a readable .npz score file ({exc})") from None
         header = _parse_header(path, meta_json)
         try:
-            return cls(score, keep, train_size=header["train_size"], pool_size=header["pool_size"], meta=header["meta"])
+            return cls(score, keep, train_size=header["train_size"], pool_size=header["pool_size"], meta=header["meta"],
+                       record_ids=ids)
         except DataError as exc:
             raise DataError(f"{path}: {exc}") from None
 
@@ -361,6 +382,18 @@ def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
             f"{short.size} record(s) violate this: drop them or train more models"
         )
     return score, keep
+
+
+def check_record_ids(ids: Any, pool_size: int) -> np.ndarray:
+    """The records' identifiers as an int64 array of N+ distinct integers, else a DataError."""
+    found = np.asarray(ids)
+    if found.shape != (pool_size,) or found.dtype.kind not in "iu":
+        raise DataError(f"record_ids must be {pool_size:,} integers (one per pool record), got an array of dtype "
+                        f"{found.dtype} and shape {found.shape}")
+    found = found.astype(np.int64)
+    if np.unique(found).size != found.size:
+        raise DataError("record_ids must be distinct: each identifies one pool record")
+    return found
 
 
 def _check_meta(meta: Any) -> dict[str, Any]:

@@ -31,8 +31,9 @@ class Statistic:
     """
 
     def __init__(self, scores: ScoreSet, attack: Attack, signal: np.ndarray, keep: np.ndarray, fpc: float | None,
-                 n_neg: int) -> None:
+                 n_neg: int, *, references: str = "loo") -> None:
         self.scores, self.attack, self.signal, self.keep, self.fpc = scores, attack, signal, keep, fpc
+        self.references = references
         self.stat: np.ndarray | None = None
         self.blockwise = True
         self.negatives, self.filled = np.empty(n_neg), 0  # the non-members' statistic (blockwise attacks)
@@ -46,7 +47,9 @@ class Statistic:
             self.blockwise = own is not None
             self.stat = np.empty(self.keep.shape) if self.blockwise else np.asarray(
                 attack.statistic(self.scores, loo_fits(self.signal, self.keep, location=attack.location,
-                                                       variance=attack.variance, fpc=self.fpc)), dtype=np.float64)
+                                                       variance=attack.variance, fpc=self.fpc,
+                                                       references=self.references)),  # type: ignore[arg-type]
+                dtype=np.float64)
         if own is not None:
             if not np.isfinite(own).all():
                 raise DataError(f"the {attack.name} statistic is not finite for some targets of records "

@@ -11,6 +11,7 @@ pooled cuts. Everything counted lands in one :class:`Tally`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +32,10 @@ __all__ = ["RulePlan", "Tally", "first_pass", "naive_pass"]
 class RulePlan:
     """What the passes count at the levels ``alphas`` (per α: index j).
 
-    ``t_cut[j]``: each record's Student-t threshold at n_out (IN targets) and n_out − 1 (OUT targets);
-    ``z_cut[j]``: the normal threshold; ``reasons[j]``: why the rank rules are not estimable ("" when
+    ``t_cut[j]``: each record's Student-t threshold for its IN and its OUT targets, at the OUT count of
+    their fits (n_out − 1 for both with balanced references; n_out and n_out − 1 with plain
+    leave-one-out); ``z_cut[j]``: the normal threshold; ``raw_scale``: √FPC (1 without the correction),
+    by which the PP scores' uncorrected thresholds — those of the Gaussian check — are scaled; ``reasons[j]``: why the rank rules are not estimable ("" when
     they are), ``ranked`` the j where they are, ``cap`` the conformal ranks they need; ``index``: the
     bootstrap's target sets by name, ``column``: the targets' values it sums one by one, by name.
     """
@@ -40,6 +43,7 @@ class RulePlan:
     alphas: tuple[float, ...]
     t_cut: list[tuple[Any, Any]]
     z_cut: list[Any]
+    raw_scale: float
     reasons: list[str]
     ranked: list[int]
     cap: int
@@ -47,14 +51,19 @@ class RulePlan:
     column: dict[str, int]
 
     @classmethod
-    def of(cls, alphas: tuple[float, ...], moments: RecordMoments, *, inclusion: float | None = None) -> RulePlan:
-        """The plan at ``alphas`` for records with these per-record counts (``inclusion``: the Poisson
-        design's q, for the M that :func:`~dpaudit.mia.per_record.not_estimable_reason` asks for)."""
+    def of(cls, alphas: tuple[float, ...], moments: RecordMoments, *, balanced: bool, fpc: float | None = None,
+           inclusion: float | None = None) -> RulePlan:
+        """The plan at ``alphas`` for records with these per-record counts (``balanced``: the fits' references;
+        ``fpc``: the correction the fits' variances carry; ``inclusion``: the Poisson design's q, for the M
+        that :func:`~dpaudit.mia.per_record.not_estimable_reason` asks for)."""
         n_alpha = len(alphas)
-        # Student-t thresholds per record: a target's leave-one-out OUT count is n_out (IN target) or
-        # n_out − 1 (OUT target), so two values per record, from the distinct counts
-        t_cut = [(threshold(a, kind="t", n_out=moments.n_out), threshold(a, kind="t", n_out=moments.n_out - 1))
-                 for a in alphas]
+        # Student-t thresholds per record at the OUT count of each target's fit: n_out − 1 for every
+        # target with balanced references; n_out (IN target) or n_out − 1 (OUT target) with plain
+        # leave-one-out; from the distinct counts
+        t_cut = []
+        for a in alphas:
+            t_out = threshold(a, kind="t", n_out=moments.n_out - 1)
+            t_cut.append((t_out if balanced else threshold(a, kind="t", n_out=moments.n_out), t_out))
         z_cut = [threshold(a, kind="normal") for a in alphas]
         reasons = [not_estimable_reason(moments.n_in, moments.n_out, a, inclusion=inclusion) for a in alphas]
         ranked = [j for j in range(n_alpha) if not reasons[j]]
@@ -66,7 +75,8 @@ class RulePlan:
         # targets with a fractional conformal call
         value_names = [f"{rule}/{j}" for j in range(n_alpha) for rule in ("pp_normal", "pp_t")]
         value_names += [f"{part}/{j}" for j in ranked for part in ("rank_fp", "rank_tp")]
-        return cls(alphas, t_cut, z_cut, reasons, ranked, cap, {name: i for i, name in enumerate(set_names)},
+        raw_scale = 1.0 if fpc is None else math.sqrt(fpc)
+        return cls(alphas, t_cut, z_cut, raw_scale, reasons, ranked, cap, {name: i for i, name in enumerate(set_names)},
                    {name: i for i, name in enumerate(value_names)})
 
 
@@ -80,17 +90,24 @@ class Tally:
     positions: list[np.ndarray] = field(default_factory=list)  # targets the bootstrap sums one by one
     values: list[np.ndarray] = field(default_factory=list)  # … and their values, one column per sum
     crossed: list[np.ndarray] = field(default_factory=list)  # per α: each record's t threshold crossed by its OUT signals
+    crossed_raw: list[np.ndarray] = field(default_factory=list)  # … the uncorrected threshold (the same without FPC)
     emp_tpr: dict[int, np.ndarray] = field(default_factory=dict)  # ranked α → per-record empirical TPR
     emp_fpr: dict[int, np.ndarray] = field(default_factory=dict)  # … and FPR
     rank_tp: dict[int, np.ndarray] = field(default_factory=dict)  # ranked α → per-record sums of conformal calls
     rank_fp: dict[int, np.ndarray] = field(default_factory=dict)
     rec_fpr: list[np.ndarray] = field(default_factory=list)  # per α: each record's FPR at the naive cut
+    fp_raw: dict[str, list[float]] = field(default_factory=dict)  # PP rule → per α: OUT targets called, uncorrected
+    rec_calls: dict[str, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)  # PP rule → per α: each
+    # record's (IN targets called, OUT targets called)
 
     @classmethod
     def start(cls, plan: RulePlan, n_records: int) -> Tally:
         """An empty tally for ``n_records`` records."""
         ranked = plan.ranked
+        calls = {rule: [(np.zeros(n_records, dtype=np.int64), np.zeros(n_records, dtype=np.int64)) for _ in plan.alphas]
+                 for rule in ("pp_normal", "pp_t")}
         return cls(len(plan.alphas), crossed=[np.zeros(n_records, dtype=np.int64) for _ in plan.alphas],
+                   crossed_raw=[np.zeros(n_records, dtype=np.int64) for _ in plan.alphas], rec_calls=calls,
                    emp_tpr={j: np.empty(n_records) for j in ranked}, emp_fpr={j: np.empty(n_records) for j in ranked},
                    rank_tp={j: np.empty(n_records) for j in ranked}, rank_fp={j: np.empty(n_records) for j in ranked})
 
@@ -141,17 +158,29 @@ def _count_pp(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice
     """Count one block's PP-normal and PP-t calls at every α (PP scores ``f``), and the Gaussian check."""
     out = ~k
     for j in range(tally.n_alpha):
-        # Student-t threshold of a target: its record's, at n_out (IN target) or n_out − 1 (OUT)
+        # Student-t threshold of a target: its record's, at its fit's OUT count (RulePlan.t_cut)
         t_in, t_out = plan.t_cut[j][0][cols], plan.t_cut[j][1][cols]
-        for rule, hits in (("pp_normal", f >= plan.z_cut[j]), ("pp_t", ((f >= t_in) & k) | ((f >= t_out) & out))):
+        one_t = plan.t_cut[j][0] is plan.t_cut[j][1]  # balanced references: one threshold per record
+        raw = plan.raw_scale  # f ≥ c·√FPC: the uncorrected rule's call, f/√FPC ≥ c
+        for rule, cut_in, cut_out, one in (("pp_normal", plan.z_cut[j], plan.z_cut[j], True),
+                                           ("pp_t", t_in, t_out, one_t)):
+            hits = f >= cut_out if one else ((f >= cut_in) & k) | ((f >= cut_out) & out)
             members = hits & k
             tally.count(rule, j, hits, members)
+            rec_in, rec_out = tally.rec_calls[rule][j]
+            rec_in[cols] = np.count_nonzero(members, axis=0)
+            rec_out[cols] = np.count_nonzero(hits, axis=0) - rec_in[cols]
+            raw_out = hits & out if raw == 1.0 else (f >= cut_out * raw) & out
+            tally.fp_raw.setdefault(rule, [0.0] * tally.n_alpha)[j] += int(np.count_nonzero(raw_out))
             if sets is not None:
                 sets.add(plan.index[f"{rule}/{j}"], cols, members)
                 rows[f"{rule}/{j}"] = hits & out
                 called_out |= rows[f"{rule}/{j}"]
-        # the Gaussian model's check: each record's t threshold crossed by its own OUT signals
+        # the parametric rule's thresholds crossed by each record's own OUT signals (leave-one-out), and
+        # the same uncorrected (the Gaussian model's check; the same counts without the FPC)
         tally.crossed[j][cols] = np.count_nonzero((z >= t_out) & out, axis=0)
+        tally.crossed_raw[j][cols] = (tally.crossed[j][cols] if raw == 1.0
+                                      else np.count_nonzero((z >= t_out * raw) & out, axis=0))
 
 
 def _count_rank(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice, s: np.ndarray, k: np.ndarray,

@@ -9,8 +9,10 @@ TabPFN, which encodes the raw frame itself. Adding a built-in model is one entry
 
 The score is ``φ = log p_y − log Σ_{c≠y} p_c`` (:func:`logit_confidence`); for the binary models
 here it is computed exactly from the model's logit ``z``: ``φ = z`` if ``y`` is the positive class,
-else ``−z``, finite however confident the model is (probability-only models give the log-odds of
-their probabilities, each clipped to its dtype's smallest positive value).
+else ``−z``, finite however confident the model is. A probability-only model (a user's factory,
+TabPFN) gives the log-odds of its log-probabilities where ``predict_log_proba`` returns finite ones,
+else of its probabilities with each clipped to :data:`PROBABILITY_RESOLUTION` = 2⁻⁵³: an output of
+exactly 0/1 scores ±:data:`SCORE_CAP` = 53·ln 2 ≈ 36.74 (:func:`proba_logit`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from dpaudit._errors import DPAuditError
 from dpaudit.mia.train.data import sha256
 
 __all__ = ["ModelSpec", "MODELS", "TABPFN_WEIGHTS_ENV", "ModelFailure", "failure", "logit_confidence",
-           "binary_logit", "model_seed", "tabpfn_checkpoint", "resolve_model", "make_pipeline"]
+           "binary_logit", "proba_logit", "PROBABILITY_RESOLUTION", "SCORE_CAP", "model_seed", "tabpfn_checkpoint",
+           "resolve_model", "make_pipeline"]
 
 #: Environment variable naming a local TabPFN classifier checkpoint; dpaudit never downloads weights.
 TABPFN_WEIGHTS_ENV = "DPAUDIT_TABPFN_WEIGHTS"
@@ -157,13 +160,47 @@ def logit_confidence(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return z_y - lse
 
 
+#: The smallest probability a probability-only model's output is read as: float64 cannot tell a
+#: probability within 2⁻⁵³ of 1 from 1 (the spacing of floats just below 1), so an output of exactly
+#: 0 or 1 means "within the float resolution", and the other class's probability is taken as 2⁻⁵³.
+PROBABILITY_RESOLUTION = 2.0**-53
+#: The largest |φ| a probability-only model's score can reach: log(1/2⁻⁵³) = 53·ln 2 ≈ 36.74, the
+#: log-odds of a probability one resolution step from 1 (recorded as ``score_cap`` in the run).
+SCORE_CAP = float(-np.log(PROBABILITY_RESOLUTION))
+
+
+def proba_logit(p: np.ndarray, log_p: np.ndarray | None = None) -> np.ndarray:
+    """``log p_1 − log p_0`` of a probability-only model's two-class output, always finite.
+
+    ``log_p`` (the model's ``predict_log_proba``, if it has one) is used for every row whose two values
+    are finite: a model that computes log-probabilities (naive Bayes) keeps their resolution. Every
+    other row is read from the probabilities, each clipped to [2⁻⁵³, 1]
+    (:data:`PROBABILITY_RESOLUTION`): a random forest whose trees all agree outputs exactly 0 and 1,
+    whose log-odds are infinite; float64 does not resolve probabilities closer than 2⁻⁵³ to 1, so such
+    a row scores ±:data:`SCORE_CAP` = ±36.74. (Clipping to float64's smallest positive number instead,
+    as before, put such scores at ±708: 20–70 standard deviations from the others, dominating every
+    fitted mean.)
+
+    Examples
+    --------
+    >>> proba_logit(np.array([[0.0, 1.0], [0.5, 0.5], [0.9, 0.1]])).round(4).tolist()
+    [36.7368, 0.0, -2.1972]
+    >>> proba_logit(np.array([[0.0, 1.0]]), np.array([[-100.0, -3.7e-44]])).tolist()
+    [100.0]
+    """
+    logs = np.log(np.clip(np.asarray(p, dtype=np.float64), PROBABILITY_RESOLUTION, 1.0))
+    if log_p is not None and np.shape(log_p) == logs.shape:
+        lp = np.asarray(log_p, dtype=np.float64)
+        logs = np.where(np.isfinite(lp).all(axis=1, keepdims=True), lp, logs)
+    return logs[:, 1] - logs[:, 0]
+
+
 def binary_logit(model: Any, X: Any, *, from_proba: bool = False) -> np.ndarray:
     """The fitted pipeline's logit of the positive class (``classes_[1]``), shape (n,).
 
     Exact for the built-in models with a decision function (and the MLP, whose forward pass is
     redone); a probability-only model (TabPFN) or a user's factory (``from_proba``) gives
-    ``log p_1 − log p_0`` of its probabilities, each clipped to the smallest positive number of
-    their dtype so the score stays finite.
+    :func:`proba_logit` of its (log-)probabilities (an exact 0/1 output scores ±:data:`SCORE_CAP`).
     """
     from sklearn.neural_network import MLPClassifier
 
@@ -173,9 +210,11 @@ def binary_logit(model: Any, X: Any, *, from_proba: bool = False) -> np.ndarray:
         if p.shape != (len(X), 2):
             raise DPAuditError(f"predict_proba returned an array of shape {p.shape}, expected ({len(X)}, 2): one "
                                "column per class")
-        p = p if p.dtype.kind == "f" else p.astype(np.float64)
-        logp = np.log(np.clip(p, np.finfo(p.dtype).tiny, None)).astype(np.float64)
-        return logp[:, 1] - logp[:, 0]
+        log_p = None
+        if callable(getattr(model, "predict_log_proba", None)):
+            with np.errstate(divide="ignore"):
+                log_p = np.asarray(model.predict_log_proba(X))
+        return proba_logit(p.astype(np.float64), log_p)
     Xt = model[:-1].transform(X)
     if isinstance(clf, MLPClassifier):  # sklearn exposes only probabilities: redo the forward pass
         a = np.asarray(Xt, dtype=np.float64)

@@ -321,5 +321,9 @@ def load_run(run_dir: str | os.PathLike[str]) -> ScoreSet:
     meta["design"] = cfg.get("design", {"name": "efficient"}).get("name", "efficient")
     trainer = cfg.get("trainer")  # absent in runs written before trainers were recorded
     meta["trainer"] = trainer.get("name", "per-model") if isinstance(trainer, dict) else "per-model"
+    if isinstance(cfg.get("score_cap"), (int, float)):
+        meta["score_cap"] = cfg["score_cap"]
     meta.update(source=RUN_FORMAT, run_dir=str(out), versions=header.get("versions", {}))
-    return ScoreSet(score, keep, train_size=cfg["train_size"], pool_size=pool_size, meta=meta)
+    ids = cfg.get("pool_indices")  # each pool record's row in the data
+    ids = np.asarray(ids) if isinstance(ids, list) and len(ids) == pool_size else None
+    return ScoreSet(score, keep, train_size=cfg["train_size"], pool_size=pool_size, meta=meta, record_ids=ids)

@@ -49,6 +49,7 @@ from dpaudit.mia.train.data import from_data, registered
 from dpaudit.mia.train.models import (
     DEFAULT_MODEL,
     MODELS,
+    SCORE_CAP,
     binary_logit,
     failure,
     make_pipeline,
@@ -133,7 +134,7 @@ def _train_models(models: list[int], members: Any, features: Any, y: np.ndarray,
                 try:
                     pipe = make_pipeline(categorical, numeric, model, model_seed(seed, m))
                     pipe.fit(features.iloc[np.flatnonzero(member)], y[member])
-                    logits[row] = binary_logit(pipe, features, from_proba=":" in model)
+                    logits[row] = binary_logit(pipe, features, from_proba=probability_only(model))
                 except Exception as exc:  # the user's classifier may raise anything
                     raise failure(model, [m], exc) from None
     scores = [(m, np.where(y == 1, z, -z)) for m, z in zip(models, logits)]
@@ -331,6 +332,8 @@ def train_run(
         "model_params": model_params, "design": design_cfg,
         "trainer": {"name": trainer, **({**BATCHED_PARAMS, "batch_size": batch} if trainer == "batched" else {})},
         "score": "logit-scaled confidence log p_y - log sum_{c!=y} p_c",
+        # a probability-only model's exact 0/1 outputs score ±SCORE_CAP (models.proba_logit)
+        **({"score_cap": SCORE_CAP} if probability_only(model) else {}),
     }
     driver_versions = versions()
     header = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": config, "versions": driver_versions}
@@ -366,6 +369,11 @@ def train_run(
                         bar.update(task, advance=1)
                 bar.update(task, rate=f"{writer.saved / max(time.perf_counter() - start, 1e-9):.2f} models/s")
     return out
+
+
+def probability_only(model: str) -> bool:
+    """Whether the model's scores come from its probabilities (a factory, TabPFN), not an exact logit."""
+    return ":" in model or model == "tabpfn"
 
 
 def _check_two_classes(keep: np.ndarray, y: np.ndarray) -> None:

@@ -1,0 +1,129 @@
+"""Which rule to believe for *these* scores: the Gaussian check, the headline verdict, the vulnerable records.
+
+The Gaussian rules (PP-N(0,1), PP-t, the parametric per-record estimate) read "TPR at FPR α" only
+where the per-record Gaussian model holds for the scores; on heavy-tailed, skewed or saturated
+scores their realised FPR is several times α (measured on the shapes of
+:mod:`dpaudit.mia.simulate.shapes`: PP-t at α = 0.01 realises 0.016–0.031 on Student-t₃,
+log-normal, saturated and forest-like scores). The rank rules (PP-rank, the empirical per-record
+estimate) are exact for any score distribution but need ⌈1/α⌉ − 1 OUT models per record.
+
+**The Gaussian check** (:func:`gaussian_check`) of a rule at α passes when both
+
+* its realised FPR on the OUT targets, *without* the finite-population correction, lies within a
+  factor :data:`GAUSSIAN_FPR_FACTOR` = 1.5 of α (the PP rules: their own calls of OUT targets; the
+  parametric rule: its per-record t thresholds crossed by the records' own OUT scores, leave-one-out);
+  the correction divides the variances by 1 − N/N+ on purpose (the fitted spread is too small for
+  training sets drawn from the data distribution), so it is applied after the check, not judged by it;
+* at most :data:`MAX_NON_NORMAL` = 10 % of the records' OUT scores fail the Jarque–Bera normality test
+  at level 0.01 (ten times the share expected of Gaussian scores; measured on null Gaussian scores:
+  0.0–1.5 % at M = 16 … 1,024).
+
+A rule whose check fails is marked not valid (``RuleResult.valid`` False, with the reason) and is
+never the headline; its numbers stay in the report for comparison.
+
+**The headline** (:func:`headline`) at α rests on PP-rank where it is estimable (its realised FPR is
+α exactly), else on the PP rule of the report's threshold kind if its check passes, else on nothing:
+"not estimable: needs M ≥ …" (the M at which the rank rule becomes estimable). Its verdict is
+"evidence of leakage" when that rule's ε lower bound (realised rates, with confidence) is above 0,
+else "no evidence of leakage at this M".
+
+**The most vulnerable records** (:func:`vulnerable_records`) are ranked by their TPR under the
+headline rule, each with a Clopper–Pearson interval over its IN targets (for reading, not for
+claims: among thousands of records some reach a high TPR by chance), and a record *stands out* only
+when its rank test survives the Benjamini–Hochberg correction over the pool (:mod:`dpaudit.mia.record_tests`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from dpaudit.mia.findings import RULE_LABELS, Verdict, VulnerableRecords
+from dpaudit.mia.record_tests import DEFAULT_FDR, benjamini_hochberg
+from dpaudit.mia.results import RuleResult
+
+__all__ = ["GAUSSIAN_FPR_FACTOR", "MAX_NON_NORMAL", "GAUSSIAN_RULES", "gaussian_check", "headline",
+           "vulnerable_records", "record_intervals"]
+
+#: The Gaussian model holds for a rule at α when its uncorrected realised FPR is within this factor of α.
+GAUSSIAN_FPR_FACTOR = 1.5
+#: … and at most this share of the records' OUT scores fail Jarque–Bera at 0.01.
+MAX_NON_NORMAL = 0.10
+#: The rules whose calibration rests on the per-record Gaussian model.
+GAUSSIAN_RULES = ("pp_normal", "pp_t", "per_record_parametric")
+
+
+def gaussian_check(fpr_uncorrected: float, alpha: float, share_non_normal: float) -> str:
+    """"" when the Gaussian model holds for a rule at ``alpha`` (module docstring), else why not.
+
+    Examples
+    --------
+    >>> gaussian_check(0.012, 0.01, 0.02)
+    ''
+    >>> gaussian_check(0.027, 0.01, 0.02)
+    'its realised FPR without the FPC is 2.7× α (the Gaussian model needs it within 1.5×)'
+    >>> gaussian_check(0.011, 0.01, 0.40)
+    '40% of the records fail the normality test (Jarque–Bera at 0.01; at most 10%)'
+    """
+    ratio = fpr_uncorrected / alpha
+    if not 1 / GAUSSIAN_FPR_FACTOR <= ratio <= GAUSSIAN_FPR_FACTOR:
+        return (f"its realised FPR without the FPC is {ratio:.2g}× α (the Gaussian model needs it within "
+                f"{GAUSSIAN_FPR_FACTOR:g}×)")
+    if share_non_normal > MAX_NON_NORMAL:
+        return (f"{share_non_normal:.0%} of the records fail the normality test (Jarque–Bera at 0.01; at most "
+                f"{MAX_NON_NORMAL:.0%})")
+    return ""
+
+
+def headline(alpha: float, rules: dict[str, RuleResult], *, threshold_kind: str, needs_models: int | None) -> Verdict:
+    """The verdict at ``alpha`` from the rule valid for these scores (module docstring).
+
+    ``rules``: every rule's result at α (the Gaussian ones with ``valid`` set); ``threshold_kind``: the PP
+    rule the report leads with when the rank rule is not estimable (``"t"`` or ``"normal"``);
+    ``needs_models``: the M at which the rank rule becomes estimable (None when it is).
+    """
+    gaussian = f"pp_{threshold_kind}"
+    notes = tuple(f"{RULE_LABELS[name]} is not the headline: {rules[name].warning}" for name in (gaussian,)
+                  if rules[name].valid is False and rules[name].warning)
+    if rules["pp_rank"].estimable:
+        name = "pp_rank"
+    elif rules[gaussian].valid:
+        name = gaussian
+    else:
+        return Verdict(alpha, "not_estimable", needs_models=needs_models, notes=notes)
+    rule = rules[name]
+    assert rule.tpr is not None and rule.fpr is not None and rule.epsilon_lb is not None
+    kind = "leakage" if rule.epsilon_lb > 0 else "no_evidence"
+    return Verdict(alpha, kind, name, rule.tpr, rule.fpr, rule.epsilon_lb, notes=notes if name != "pp_rank" else ())
+
+
+def record_intervals(called: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper–Pearson interval of each record's called share ``called/n`` at ``level``, with fractional
+    calls (a randomised rule's expected count) rounded down for the lower end and up for the upper end."""
+    tail = (1 - level) / 2
+    low_count, high_count = np.floor(called + 1e-9), np.minimum(np.ceil(called - 1e-9), n)
+    low = np.where(low_count > 0, stats.beta.ppf(tail, low_count, n - low_count + 1), 0.0)
+    high = np.where(high_count < n, stats.beta.ppf(1 - tail, high_count + 1, n - high_count), 1.0)
+    return np.nan_to_num(low), np.nan_to_num(high, nan=1.0)
+
+
+def vulnerable_records(alpha: float, rule: str, called_in: np.ndarray, n_in: np.ndarray, fpr: np.ndarray,
+                       p_value: np.ndarray, *, level: float, record_ids: np.ndarray | None = None,
+                       fdr: float = DEFAULT_FDR) -> VulnerableRecords:
+    """Every record's TPR under ``rule`` (``called_in``: its IN targets called, possibly fractional, of
+    ``n_in``), ranked by TPR and then by the interval's lower end, descending; ``fpr``: its realised FPR;
+    ``p_value``: its rank test (:func:`~dpaudit.mia.record_tests.rank_test_pvalues`), adjusted over the
+    pool by Benjamini–Hochberg."""
+    tpr = called_in / n_in
+    low, high = record_intervals(called_in, n_in, level)
+    low, high = np.minimum(low, tpr), np.maximum(high, tpr)  # the interval encloses the estimate
+    q_value = benjamini_hochberg(p_value)
+    order = np.lexsort((-low, -tpr))
+    ids = None if record_ids is None else tuple(int(v) for v in np.asarray(record_ids)[order])
+
+    def column(values: np.ndarray) -> tuple[float, ...]:
+        return tuple(values[order].tolist())
+
+    return VulnerableRecords(alpha, rule, level, tuple(order.tolist()), column(tpr), column(low), column(high),
+                             column(fpr), tuple(int(v) for v in n_in[order]), column(p_value), column(q_value), fdr,
+                             ids)
