@@ -43,6 +43,7 @@ from dpaudit.mia.metrics import (
 )
 from dpaudit.mia.metrics.intervals import TargetEntries, TargetSets
 from dpaudit.mia.metrics.roc import PooledScores, mann_whitney_auc
+from dpaudit.mia.references import partner_models
 from dpaudit.mia.per_record import (
     conformal_ranks,
     empirical_per_record,
@@ -132,7 +133,7 @@ def assert_reports_match(new, old):
                     _close(a, b)
             if name == "per_record_parametric":  # the point estimate and its realised FPR: same arithmetic
                 assert (rn.tpr, rn.t_threshold_fpr_loo) == (ro.tpr, ro.t_threshold_fpr_loo)
-    assert new.diagnostics == old.diagnostics
+    assert {key: new.diagnostics[key] for key in old.diagnostics} == old.diagnostics
 
 
 # ==================================================================================================
@@ -353,20 +354,25 @@ _CASES = {
 
 @pytest.mark.parametrize("case", list(_CASES))
 @pytest.mark.parametrize("n_boot", [0, 37])
-def test_evaluate_equals_the_pre_change_evaluation(case, n_boot):
+@pytest.mark.parametrize("references", ["balanced", "loo"])
+def test_evaluate_equals_the_pre_change_evaluation(case, n_boot, references):
+    """The oracle with plain leave-one-out fits is the code before issue 14 verbatim; with balanced
+    references (the default since issue 23) its fits drop each target's partner directly."""
     kw = dict(_CASES[case])
     m, n = kw.pop("m"), kw.pop("n")
     scores = _scoreset(m, n, list(_CASES).index(case), poisson=kw.pop("poisson", False), ties=kw.pop("ties", False))
-    new = evaluate(scores, n_boot=n_boot, seed=5, **kw)
-    old = old_evaluate(scores, n_boot=n_boot, seed=5, **kw)
+    new = evaluate(scores, n_boot=n_boot, seed=5, references=references, **kw)
+    old = old_evaluate(scores, n_boot=n_boot, seed=5, references=references, **kw)
     assert_reports_match(new, old)
 
 
-def test_evaluate_rmia_equals_the_pre_change_evaluation():
+@pytest.mark.parametrize("references", ["balanced", "loo"])
+def test_evaluate_rmia_equals_the_pre_change_evaluation(references):
     """An attack without a blockwise statistic (RMIA: its population) takes the whole-matrix path."""
     scores = _scoreset(32, 300, 8)
-    assert_reports_match(evaluate(scores, attack="rmia", fpr=(0.05, 0.01), n_boot=20, seed=2),
-                         old_evaluate(scores, attack="rmia", fpr=(0.05, 0.01), n_boot=20, seed=2))
+    assert_reports_match(evaluate(scores, attack="rmia", fpr=(0.05, 0.01), n_boot=20, seed=2, references=references),
+                         old_evaluate(scores, attack="rmia", fpr=(0.05, 0.01), n_boot=20, seed=2,
+                                      references=references))
 
 
 def test_evaluate_spans_many_blocks(monkeypatch):
@@ -376,8 +382,9 @@ def test_evaluate_spans_many_blocks(monkeypatch):
     monkeypatch.setattr(fits.column_blocks, "__defaults__", (100,))
     monkeypatch.setattr(bootstrap, "_FIELD_BITS", 5)
     scores = _scoreset(50, 700, 21, ties=True)
-    assert_reports_match(evaluate(scores, fpr=(0.05, 0.01), n_boot=15, seed=1),
-                         old_evaluate(scores, fpr=(0.05, 0.01), n_boot=15, seed=1))
+    for references in ("balanced", "loo"):  # the partners of a record do not depend on how records are blocked
+        assert_reports_match(evaluate(scores, fpr=(0.05, 0.01), n_boot=15, seed=1, references=references),
+                             old_evaluate(scores, fpr=(0.05, 0.01), n_boot=15, seed=1, references=references))
 
 
 def test_a_statistic_that_overflows_is_a_data_error():
@@ -400,12 +407,14 @@ def test_a_statistic_that_overflows_is_a_data_error():
 def test_the_comparison_catches_a_change():
     """The oracle comparison is not vacuous: another seed, α or design changes some number."""
     scores = _scoreset(40, 300, 3)
-    base = old_evaluate(scores, fpr=(0.05,), n_boot=10, seed=0)
+    base = old_evaluate(scores, fpr=(0.05,), n_boot=10, seed=0, references="balanced")
+    assert_reports_match(evaluate(scores, fpr=(0.05,), n_boot=10, seed=0), base)
+    with pytest.raises(AssertionError):  # plain leave-one-out fits are not the balanced ones
+        assert_reports_match(evaluate(scores, fpr=(0.05,), n_boot=10, seed=0, references="loo"), base)
     with pytest.raises(AssertionError):
         assert_reports_match(evaluate(scores, fpr=(0.05,), n_boot=10, seed=1), base)
     with pytest.raises(AssertionError):
-        assert_reports_match(evaluate(scores, fpr=(0.05,), n_boot=10, seed=0, strict=True, sign="positive"),
-                             old_evaluate(scores, fpr=(0.05,), n_boot=10, seed=0))
+        assert_reports_match(evaluate(scores, fpr=(0.05,), n_boot=10, seed=0, strict=True, sign="positive"), base)
     with pytest.raises(AssertionError):
         assert_reports_match(evaluate(scores, fpr=(0.05,), n_boot=10, seed=0, fpc=True), base)
 
@@ -458,45 +467,81 @@ def old_per_record_rates(score, keep, threshold):
     return tpr, fpr
 
 
-def _old_loo_moments(score, group):
+def _old_loo_moments(score, group, partners=None):
+    """(With ``partners``, the balanced references of issue 23: every target removes one score of each
+    group, its own or its partner's.)"""
     g = group.astype(np.float64)
     n_full = g.sum(axis=0)
     mean_full = (score * g).sum(axis=0) / n_full
-    dev = (score - mean_full) * g
-    ss_full = (dev**2).sum(axis=0)
-    n = n_full - g
-    mean = mean_full - dev / n
-    ss = ss_full - dev**2 * n_full / n
+    if partners is None:
+        dev = (score - mean_full) * g
+        n = n_full - g
+    else:
+        dev = np.where(group, score, np.take_along_axis(score, partners, axis=0)) - mean_full
+        n = np.broadcast_to(n_full - 1, score.shape)
+    ss_full = (((score - mean_full) * g) ** 2).sum(axis=0)
+    mean = mean_full - dev / (n_full - 1)
+    ss = ss_full - dev**2 * n_full / (n_full - 1)
+    _old_snap_constant(score, group, partners, mean, ss)
     ss[ss <= 4 * n_full * np.finfo(np.float64).eps * ss_full] = 0.0
     return n.astype(np.int64), mean, ss
 
 
-def _old_loo_median(score, group):
+def _old_snap_constant(score, group, partners, mean, ss):
+    """(Issue 23.) A fit whose remaining scores are all equal gets that value as its mean and SS = 0,
+    exactly: the remaining group's largest and smallest values from each column's sorted group, skipping
+    the removed score's rank (its own, its partner's, or none)."""
+    n_models = score.shape[0]
+    big_sorted = np.sort(np.where(group, score, np.inf), axis=0)  # the group's values first, ascending
+    order = np.argsort(np.where(group, score, np.inf), axis=0, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(n_models)[:, None], order.shape), axis=0)
+    n = group.sum(axis=0)
+    if partners is None:
+        removed_rank = np.where(group, rank, -1)
+    else:
+        removed_rank = np.where(group, rank, np.take_along_axis(rank, partners, axis=0))
+    top = np.broadcast_to(n - 1, score.shape)
+    hi_index = np.where(removed_rank == top, top - 1, top)
+    lo_index = np.where(removed_rank == 0, 1, 0)
+    hi = np.take_along_axis(big_sorted, hi_index, axis=0)
+    lo = np.take_along_axis(big_sorted, lo_index, axis=0)
+    constant = hi == lo
+    mean[constant] = hi[constant]
+    ss[constant] = 0.0
+
+
+def _old_loo_median(score, group, partners=None):
     n_models = score.shape[0]
     vals = np.where(group, score, np.inf)
     order = np.argsort(vals, axis=0, kind="stable")
     ordered = np.take_along_axis(vals, order, axis=0)
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(n_models)[:, None], order.shape), axis=0)
-    n = group.sum(axis=0)[None, :] - group
+    removed = group
+    if partners is not None:
+        rank = np.where(group, rank, np.take_along_axis(rank, partners, axis=0))
+        removed = np.ones_like(group)
+    n = group.sum(axis=0)[None, :] - removed
     j1 = (n - 1) // 2
     j2 = n // 2
-    i1 = j1 + (group & (j1 >= rank))
-    i2 = j2 + (group & (j2 >= rank))
+    i1 = j1 + (removed & (j1 >= rank))
+    i2 = j2 + (removed & (j2 >= rank))
     return 0.5 * (np.take_along_axis(ordered, i1, axis=0) + np.take_along_axis(ordered, i2, axis=0))
 
 
-def old_loo_fits(score, keep, *, location="mean", variance="per-record", ddof=1, fpc=None):
+def old_loo_fits(score, keep, *, location="mean", variance="per-record", ddof=1, fpc=None, references="loo"):
     fits = {}
+    partners = partner_models(keep) if references == "balanced" else None
     for label, group in (("in", keep), ("out", ~keep)):
-        n, mean, ss = _old_loo_moments(score, group)
+        n, mean, ss = _old_loo_moments(score, group, partners)
         if variance == "per-record":
             var = ss / (n - ddof)
         else:
             var = np.broadcast_to((ss.sum(axis=1) / (n - ddof).sum(axis=1))[:, None], ss.shape).copy()
         if fpc is not None:
             var /= fpc
-        mu = mean if location == "mean" else _old_loo_median(score, group)
+        mu = mean if location == "mean" else _old_loo_median(score, group, partners)
         fits[label] = (mu, np.sqrt(var), n)
     return {"mu_in": fits["in"][0], "sd_in": fits["in"][1], "mu_out": fits["out"][0], "sd_out": fits["out"][1],
             "n_in": fits["in"][2], "n_out": fits["out"][2]}
@@ -570,6 +615,8 @@ def old_empirical_per_record(ranks, alpha):
 def _old_record_fit(score, group):
     n = group.sum(axis=0)
     mean = np.where(group, score, 0.0).sum(axis=0) / n
+    top, bottom = np.where(group, score, -np.inf).max(axis=0), np.where(group, score, np.inf).min(axis=0)
+    mean = np.where(top == bottom, top, mean)  # (issue 23) a constant group's mean is its value, exactly
     ss = np.where(group, (score - mean) ** 2, 0.0).sum(axis=0)
     return n, mean, np.sqrt(ss / (n - 1))
 
@@ -586,6 +633,8 @@ def old_jarque_bera_share(score, keep, level=0.01):
     out = ~keep
     n = out.sum(axis=0).astype(float)
     mean = np.where(out, score, 0.0).sum(axis=0) / n
+    top, bottom = np.where(out, score, -np.inf).max(axis=0), np.where(out, score, np.inf).min(axis=0)
+    mean = np.where(top == bottom, top, mean)  # (issue 23) a constant group's mean is its value, exactly
     dev = np.where(out, score - mean, 0.0)
     m2 = (dev**2).sum(axis=0) / n
     safe = np.where(m2 > 0, m2, 1.0)
@@ -674,13 +723,14 @@ def _old_per_record(values, boot, level, **fields):
 
 
 def old_evaluate(scores, *, attack=None, fpr=(1e-2, 1e-3), threshold_kind="t", fpc=False, strict=False, n_boot=200,
-                 level=0.95, delta=0.0, seed=0, sign="fitted"):
+                 level=0.95, delta=0.0, seed=0, sign="fitted", references="loo"):
     attack = attack_from(attack)
     alphas = tuple(float(a) for a in fpr)
     keep = np.asarray(scores.keep)
     fpc_value = fpc_factor(scores.train_size, scores.pool_size) if fpc else None
     signal = np.asarray(attack.signal(scores), dtype=np.float64)
-    fits = old_loo_fits(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value)
+    fits = old_loo_fits(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value,
+                        references=references)
     stat = old_lira_online(signal, fits) if attack.name == "lira" else attack.statistic(scores, None)
     pooled = old_roc(stat, keep)
     f = old_pp_transform(signal, fits, sign)

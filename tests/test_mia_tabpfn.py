@@ -22,6 +22,8 @@ KW = {"dataset": "adult", "model": "tabpfn", "n_models": 6, "pool_size": 120, "s
 
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 
+from dpaudit.mia.train.models import SCORE_CAP  # noqa: E402
+
 
 class _StandIn(ClassifierMixin, BaseEstimator):
     """Records its arguments; probabilities depend on age so members and non-members differ, and
@@ -96,8 +98,10 @@ def test_adapter_end_to_end(fake_tabpfn, monkeypatch, tmp_path, adult_available)
     assert all(k["device"] == "cpu" for k in _StandIn.made)
     s = load_run(run)
     assert np.isfinite(s.score).all()
-    # the clipped row: p_y = 1 in float32 → log(1) − log(tiny) for y = 1, its negative otherwise
-    assert np.abs(s.score[:, 0]).max() == pytest.approx(-np.log(np.finfo(np.float32).tiny), rel=1e-6)
+    # the clipped row: p_y = 1 → log(1) − log(2⁻⁵³) = 53 ln 2 for y = 1, its negative otherwise: the cap
+    # of a probability-only model, the same rule as a factory's (models.proba_logit), recorded in the run
+    assert np.abs(s.score[:, 0]).max() == pytest.approx(SCORE_CAP, rel=1e-12) == 53 * np.log(2)
+    assert s.meta["score_cap"] == SCORE_CAP and np.abs(s.score).max() == pytest.approx(SCORE_CAP, rel=1e-12)
     weights.write_bytes(b"weights v2")  # other weights: another configuration, resuming is refused
     from dpaudit._errors import DataError
 

@@ -14,8 +14,10 @@ from dpaudit.mia.evaluate import (
     DEFAULT_ATTACK,
     DEFAULT_FPR,
     DEFAULT_N_BOOT,
+    DEFAULT_REFERENCES,
     DEFAULT_SIGN,
     DEFAULT_THRESHOLD,
+    REFERENCES,
     SIGNS,
     THRESHOLD_KINDS,
 )
@@ -50,7 +52,9 @@ def mia_evaluate(
                                     f"{' and '.join(f'{a:g}' for a in DEFAULT_FPR)})."),
     threshold: str = typer.Option(DEFAULT_THRESHOLD, "--threshold", metavar="|".join(THRESHOLD_KINDS),
                                   help="PP threshold of the headline: Student t or normal."),
-    fpc: bool = typer.Option(False, "--fpc", help="Finite-population correction σ²/(1 − N/N+)."),
+    fpc: bool | None = typer.Option(None, "--fpc/--no-fpc", help="Finite-population correction σ²/(1 − N/N+) of the "
+                                    "Gaussian rules (default: on when the scores record their design, as a `mia "
+                                    "train` run does; off otherwise)."),
     n_boot: int = typer.Option(DEFAULT_N_BOOT, "--n-boot", help="Bootstrap replicates over models and records "
                                "(0: none)."),
     strict: bool = typer.Option(False, "--strict", help="Read FPR < α instead of ≤ α (LiRA-code parity)."),
@@ -58,6 +62,10 @@ def mia_evaluate(
                                     "which draws none."),
     sign: str = typer.Option(DEFAULT_SIGN, "--sign", metavar="|".join(SIGNS),
                              help="PP sign(Δ): from the leave-one-out fits (the paper) or +1."),
+    references: str = typer.Option(DEFAULT_REFERENCES, "--references", metavar="|".join(REFERENCES),
+                                   help="Scores each target's fits read: balanced (n_in − 1 IN and n_out − 1 OUT for "
+                                        "every target, so no fit sees the target's membership) or loo (plain "
+                                        "leave-one-out, the LiRA code)."),
     attack: str = typer.Option(DEFAULT_ATTACK, "--attack", metavar="|".join(ATTACKS),
                                help="The attack whose statistic the naive rule pools and whose signal the calibrated "
                                     "rules use: " + ", ".join(f"{name} ({cls.title})" for name, cls in ATTACKS.items())
@@ -84,7 +92,7 @@ def mia_evaluate(
     else:
         scores = ScoreSet.load(file)
     report = evaluate(scores, attack=attack, fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
-                      n_boot=n_boot, strict=strict, seed=0 if seed is None else seed, sign=sign)
+                      n_boot=n_boot, strict=strict, seed=0 if seed is None else seed, sign=sign, references=references)
     saves.render(report)  # before anything is printed: a failure leaves no half-done output
     if as_json:
         write_json(report, None)
@@ -109,7 +117,9 @@ def mia_train(
                               f"package and ${TABPFN_WEIGHTS_ENV} naming a local checkpoint), or "
                               "package.module:factory returning a scikit-learn classifier with predict_proba."),
     models: int = typer.Option(..., "--models", "-M", help="Number of models M (≥ 6; even for --design efficient)."),
-    pool: int = typer.Option(..., "--pool", help="Pool size N+."),
+    pool: int | None = typer.Option(None, "--pool", help="Pool size N+ (default: every row of the data; the "
+                                    "efficient design needs an even pool, so an odd row count leaves one random row "
+                                    "out)."),
     design: str = typer.Option(DEFAULT_DESIGN, "--design", help="efficient (every record IN in exactly M/2 models, "
                                "N = N+/2) or poisson (each record in each training set with probability N/N+)."),
     train_size: int | None = typer.Option(None, "--train-size", help="N, the expected training-set size "
@@ -145,7 +155,18 @@ def mia_train(
                     scheduler=scheduler)
     scores = load_run(run)
     typer.echo(f"wrote {run}: {scores.n_models} models × {scores.n_records:,} records (N = {scores.train_size:,}, "
-               f"{scores.meta['design']} design); evaluate with: dpaudit mia evaluate {run}")
+               f"{scores.meta['design']} design{_pool_note(pool, scores)}); evaluate with: dpaudit mia evaluate {run}")
+
+
+def _pool_note(pool: int | None, scores: Any) -> str:
+    """How the default pool was chosen (every row, or every row but one for an even efficient pool)."""
+    if pool is not None:
+        return ""
+    rows = scores.meta.get("n_rows")
+    if isinstance(rows, int) and rows != scores.n_records:
+        return (f"; the pool is {scores.n_records:,} of the data's {rows:,} rows: the efficient design needs an even "
+                "pool, so one random row is left out")
+    return "; the pool is every row of the data"
 
 
 @mia_app.command("simulate")

@@ -72,7 +72,7 @@ from dpaudit.mia.metrics._inputs import check_level
 from dpaudit.mia.metrics.epsilon import check_delta
 from dpaudit.mia.metrics.pooled import mann_whitney_auc
 from dpaudit.mia.metrics.replicates import TargetSets
-from dpaudit.mia.per_record import models_needed, parametric_per_record
+from dpaudit.mia.per_record import models_needed, parametric_per_record, t_test_calls
 from dpaudit.mia.results import MiaReport
 from dpaudit.mia.record_tests import rank_test_pvalues
 from dpaudit.mia.references import DEFAULT_REFERENCES, REFERENCES
@@ -83,7 +83,8 @@ from dpaudit.mia.tally import RulePlan, Tally, first_pass, naive_pass
 
 __all__ = ["evaluate", "MiaReport", "RULES", "RULE_NAMES", "MIN_FPR", "MAX_BOOT", "CURVE_POINTS", "CURVE_TARGETS",
            "DEFAULT_FPR", "DEFAULT_N_BOOT", "DEFAULT_LEVEL", "DEFAULT_THRESHOLD", "DEFAULT_SIGN", "DEFAULT_ATTACK",
-           "THRESHOLD_KINDS", "SIGNS", "ATTACKS", "FPR_FLOOR_HINT"]
+           "THRESHOLD_KINDS", "SIGNS", "ATTACKS", "FPR_FLOOR_HINT", "DEFAULT_REFERENCES", "REFERENCES", "fpc_choice",
+           "saturation"]
 
 # The defaults of :func:`evaluate`, each defined once where its concept lives and gathered here for the
 # command line (``dpaudit mia evaluate``): DEFAULT_ATTACK (:mod:`dpaudit.mia.attacks`), DEFAULT_THRESHOLD
@@ -275,8 +276,11 @@ def evaluate(
     share_non_normal = _jarque_bera_share(moments)
     needs = [models_needed(n_in, n_out, a, inclusion=inclusion) if plan.reasons[j] else None
              for j, a in enumerate(alphas)]
+    raw = parametric if fpc_value is None else [parametric_per_record(signal, keep, a, moments=moments).tpr
+                                                  for a in alphas]
+    calls = [t_test_calls(signal, keep, a, moments) for a in alphas]
     ctx = RowContext(n_pos, n_neg, delta, level, share_non_normal, threshold_kind, needs, n_in,
-                     rank_test_pvalues(signal, keep), scores.record_ids)
+                     rank_test_pvalues(signal, keep), raw, calls, scores.record_ids)
     rows_out = alpha_rows(plan, tally, parametric, reps, naive_threshold, n_out, ctx)
     options = {"attack": attack.name, "attack_options": attack.options(), "threshold": threshold_kind, "fpc": fpc,
                "fpc_why": fpc_why, "references": references,

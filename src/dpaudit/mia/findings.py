@@ -91,8 +91,9 @@ class VulnerableRecords:
     ----------
     alpha : float
     rule : str
-        ``pp_rank``: each record's conformal test (its mean call probability over its IN targets);
-        ``pp_t`` / ``pp_normal``: the share of its IN targets the PP rule calls.
+        The verdict's rule, or without one the PP rule of the report's threshold kind. ``pp_rank``:
+        each record's conformal test (its mean call probability over its IN targets); ``pp_t`` /
+        ``pp_normal``: the share of its IN targets the PP rule calls.
     level : float
         Level of the per-record intervals.
     record : tuple of int

@@ -67,7 +67,7 @@ from dpaudit.mia.conformal import (
     min_out_models,
     rank_cap,
 )
-from dpaudit.mia.fits import RecordMoments, check_fpc, record_moments
+from dpaudit.mia.fits import RecordMoments, check_fpc, column_blocks, record_moments
 from dpaudit.mia.scores import check_score_keep
 
 __all__ = [
@@ -82,6 +82,8 @@ __all__ = [
     "models_for_every_record",
     "empirical_per_record",
     "parametric_per_record",
+    "t_test_cut",
+    "t_test_calls",
     "PerRecordRates",
 ]
 
@@ -306,6 +308,35 @@ def parametric_per_record(score: object, keep: object, alpha: float, *, fpc: flo
     scale = 1.0 if fpc is None else 1.0 / math.sqrt(check_fpc(fpc))
     # each record's fits of all its IN and all its OUT scores (sample sd, ddof = 1)
     n_in, mu_in, sd_in = moments.n_in, moments.mean_in, np.sqrt(moments.ss_in / (moments.n_in - 1))
-    n_out, mu_out, sd_out = moments.n_out, moments.mean_out, np.sqrt(moments.ss_out / (moments.n_out - 1))
-    cut = mu_out + sd_out * scale * threshold(alpha, kind="t", n_out=n_out)
+    cut = t_test_cut(moments, alpha, scale)
     return PerRecordRates(normal_tail_umvue(cut, n_in, mu_in, sd_in * scale), None, True)
+
+
+def t_test_cut(moments: RecordMoments, alpha: float, scale: float = 1.0) -> np.ndarray:
+    """Each record's Student-t threshold ``T_x = μ̂_out + σ̂_out·scale·t_{n_out−1}(1 − α)√(1 + 1/n_out)`` from
+    all its OUT scores (``scale``: 1/√FPC with the finite-population correction, else 1)."""
+    n_out, mu_out, sd_out = moments.n_out, moments.mean_out, np.sqrt(moments.ss_out / (moments.n_out - 1))
+    return mu_out + sd_out * scale * threshold(alpha, kind="t", n_out=n_out)
+
+
+def t_test_calls(score: np.ndarray, keep: np.ndarray, alpha: float, moments: RecordMoments) -> np.ndarray:
+    """How many of each record's IN scores exceed its own t threshold :func:`t_test_cut` (no FPC), shape (N+,).
+
+    The counted TPR ``calls/n_in`` of the test whose TPR :func:`parametric_per_record` estimates from the
+    Gaussian model: both are unbiased for it when the IN scores are Gaussian (the parametric estimate is
+    the counted one's Rao–Blackwellisation), so a gap beyond sampling error says the IN scores' tail is
+    not the Gaussian one (:func:`dpaudit.mia.verdict.tail_check`). ``score``, ``keep``: validated arrays.
+
+    Examples
+    --------
+    >>> from dpaudit.mia.simulate import gaussian_scores
+    >>> sim = gaussian_scores(64, 3000, seed=0, effect=0.0)
+    >>> mom = record_moments(sim.score, sim.keep)
+    >>> round(float((t_test_calls(sim.score, sim.keep, 0.05, mom) / mom.n_in).mean()), 2)
+    0.05
+    """
+    cut = t_test_cut(moments, alpha)
+    calls = np.empty(score.shape[1], dtype=np.int64)
+    for cols in column_blocks(score.shape[1], score.shape[0]):
+        calls[cols] = np.count_nonzero((score[:, cols] > cut[cols]) & keep[:, cols], axis=0)
+    return calls

@@ -138,7 +138,7 @@ class FprSpread(_KeyView):
 @dataclass(frozen=True, eq=True)
 class AlphaResult(_KeyView):
     """Every rule at one target FPR α, the headline ``verdict`` and the ranked ``vulnerable`` records
-    (both None in a document saved before they existed; ``vulnerable`` also when not estimable)."""
+    (both None in a document saved before they existed)."""
 
     alpha: float
     rules: Mapping[str, RuleResult]

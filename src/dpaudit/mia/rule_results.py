@@ -30,7 +30,7 @@ from dpaudit.mia.metrics.replicates import TargetEntries, TargetSets
 from dpaudit.mia.findings import RULE_LABELS, VulnerableRecords
 from dpaudit.mia.results import AlphaResult, FprSpread, RuleResult
 from dpaudit.mia.tally import RulePlan, Tally
-from dpaudit.mia.verdict import gaussian_check, headline, vulnerable_records
+from dpaudit.mia.verdict import gaussian_check, headline, tail_check, vulnerable_records
 
 __all__ = ["RULES", "RULE_NAMES", "bootstrap_replicates", "alpha_rows", "RowContext"]
 
@@ -133,7 +133,8 @@ def _replicates(reps: dict[str, np.ndarray], ranked: list[int], rule: str,
 class RowContext:
     """What :func:`alpha_rows` needs besides the counts: the pooled sizes, δ and level of the ε bounds and
     intervals, the Gaussian check's inputs, the headline's threshold kind, the M each α's rank rules need
-    (None where estimable), every record's IN targets and rank-test p-value, and the records' own
+    (None where estimable), every record's IN targets and rank-test p-value, per α the parametric
+    estimate without the FPC and the counted calls of its t test (the tail check), and the records' own
     identifiers (or None)."""
 
     n_pos: int
@@ -145,6 +146,8 @@ class RowContext:
     needs_models: list[int | None]
     n_in: np.ndarray
     p_value: np.ndarray
+    parametric_raw: list[np.ndarray]
+    t_calls: list[np.ndarray]
     record_ids: np.ndarray | None = None
 
 
@@ -184,22 +187,22 @@ def alpha_rows(plan: RulePlan, tally: Tally, parametric: list[np.ndarray | None]
         par = parametric[j]
         assert par is not None  # the parametric estimator is estimable at any α
         tail_fpr = float((tally.crossed[j] / n_out).mean())
-        why = gaussian_check(float((tally.crossed_raw[j] / n_out).mean()), alpha, ctx.share_non_normal)
+        why = (gaussian_check(float((tally.crossed_raw[j] / n_out).mean()), alpha, ctx.share_non_normal)
+               or tail_check(ctx.parametric_raw[j], ctx.t_calls[j], ctx.n_in))
         rules["per_record_parametric"] = _per_record(
             par, reps["records"][:, len(ranked) + j] if reps else None, level, fpr=alpha, fpr_kind="nominal",
             t_threshold_fpr_loo=tail_fpr, valid=not why, warning=why or None)
         spread = FprSpread(float(np.nanmax(tally.rec_fpr[j])), float(np.nanmean(tally.rec_fpr[j] > alpha)))
         verdict = headline(alpha, rules, threshold_kind=ctx.threshold_kind, needs_models=ctx.needs_models[j])
+        # the records ranked under the verdict's rule (without one, the PP rule it would have led with)
         rows_out.append(AlphaResult(alpha, {r: rules[r] for r in RULES}, spread, verdict,
-                                    _vulnerable(verdict.rule, j, alpha, tally, n_out, ctx)))
+                                    _vulnerable(verdict.rule or f"pp_{ctx.threshold_kind}", j, alpha, tally, n_out,
+                                                ctx)))
     return tuple(rows_out)
 
 
-def _vulnerable(rule: str | None, j: int, alpha: float, tally: Tally, n_out: np.ndarray,
-                ctx: RowContext) -> VulnerableRecords | None:
-    """The records ranked by their TPR under the verdict's rule at α number j (None without a rule)."""
-    if rule is None:
-        return None
+def _vulnerable(rule: str, j: int, alpha: float, tally: Tally, n_out: np.ndarray, ctx: RowContext) -> VulnerableRecords:
+    """The records ranked by their TPR under ``rule`` at α number j."""
     if rule == "pp_rank":
         called, fpr = tally.rank_tp[j], tally.emp_fpr[j]
     else:

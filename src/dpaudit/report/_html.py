@@ -119,9 +119,10 @@ def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
     return f'<dl class="kv">{items}</dl>'
 
 
-def note(text: str, kind: str = "") -> str:
-    """A highlighted paragraph (``kind``: "", "warn" or "ok"); ``text`` is escaped."""
-    return f'<p class="note {esc(kind)}">{esc(text)}</p>'
+def note(text: str, kind: str = "", *, raw: bool = False) -> str:
+    """A highlighted paragraph (``kind``: "", "warn" or "ok"); ``text`` is escaped unless ``raw`` (markup
+    the caller escaped itself)."""
+    return f'<p class="note {esc(kind)}">{text if raw else esc(text)}</p>'
 
 
 def section(title: str, body: str, *, anchor: str, page_break: bool = True) -> str:

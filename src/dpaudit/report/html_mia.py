@@ -2,13 +2,17 @@
 
 Sections, in reading order:
 
-1. **Summary** — the headline rule's TPR at every α with its interval and ε bound, FPC on/off, and
-   the normality diagnostic in one line each;
+1. **Summary** — the verdict at every α (evidence of leakage / none at this M / not estimable, from
+   the rule valid for these scores, :mod:`dpaudit.mia.verdict`) with why a Gaussian rule is not the
+   headline, FPC on/off, and the normality and saturation diagnostics in one line each;
 2. **ROC curves** — log–log, "false positive rate" against "true positive rate": the naive
    concatenation, PP normal and PP t, and the mean per-record (parametric) curve, the chance diagonal,
    and every rule's operating point at each α (the numbers of the tables) as markers;
 3. **TPR at each α** — one table per α: every rule's TPR, bootstrap and Clopper–Pearson intervals,
-   realised FPR, ε lower bound and point estimate, and why a rule is not estimable;
+   realised FPR, ε lower bound and point estimate, whether its calibration holds for these scores, and
+   why a rule is not estimable or not valid;
+   **Most vulnerable records** — per α the records with the highest TPR under the verdict's rule, their
+   intervals and whether they stand out after the false-discovery-rate correction;
 4. **What each rule estimates** — one plain sentence per rule;
 5. **Per-record FPR of the naive threshold** — histogram per α and the max / share above α;
 6. **Gaussian-model diagnostics** — the Jarque–Bera share and the t thresholds' own FPR;
@@ -41,6 +45,7 @@ from dpaudit.report._html import (
     section,
     table,
 )
+from dpaudit.report.text import TOP_RECORDS
 
 __all__ = ["render_mia", "render_mia_fragment", "mia_sections", "RULE_MEANING", "CURVES_MISSING"]
 
@@ -100,8 +105,8 @@ def render_mia_fragment(report: MiaReport) -> str:
 
 def mia_sections(report: MiaReport) -> list[str]:
     """The page's sections, in reading order (module docstring)."""
-    return [_summary(report), _roc(report), _tables(report), _meanings(report), _spread(report),
-            _diagnostics(report), _configuration(report)]
+    return [_summary(report), _roc(report), _tables(report), _vulnerable(report), _meanings(report),
+            _spread(report), _diagnostics(report), _configuration(report)]
 
 
 def _name(rule: str) -> str:
@@ -133,32 +138,71 @@ def _level(report: MiaReport) -> str:
 
 # -- sections ---------------------------------------------------------------------------------------
 
+#: The CSS class of a verdict's note: leakage is a warning, none is fine, not estimable is neutral.
+_VERDICT_TONE = {"leakage": "warn", "no_evidence": "ok", "not_estimable": ""}
+
+
 def _summary(report: MiaReport) -> str:
     o = report.options
-    headline = "pp_t" if o.get("threshold", "t") == "t" else "pp_normal"
-    level = _level(report)
-    lines = []
-    for alpha, row in zip(report.alphas, report.rows):
-        r, naive = row.rules.get(headline), row.rules.get("naive")
-        if r is None or not r.estimable:
-            continue
-        ci = f" ({level} CI {fmt(r.ci[0])} – {fmt(r.ci[1])})" if r.ci else ""
-        eps = "" if r.epsilon_lb is None else f"; ε ≥ {fmt(r.epsilon_lb)}"
-        naive_text = "" if naive is None or not naive.estimable else f"; the naive concatenation says {fmt(naive.tpr)}"
-        lines.append(f"<li>At α = {fmt(alpha)}: TPR {fmt(r.tpr)}{ci} at a realised FPR of {fmt(r.fpr)} "
-                     f"({_name(headline)}){eps}{naive_text}.</li>")
     body = ("<p>How often an attacker who sees a trained model's output can tell that a record was in its "
-            "training set, at a small false-positive rate α. Higher TPR is more leakage.</p>"
-            f"<ul>{''.join(lines)}</ul>")
+            "training set, at a small false-positive rate α. Each verdict rests on the one rule valid for these "
+            "scores: the rank rule where estimable (exact for any score distribution), else the Gaussian PP rule "
+            "if its check passes.</p>")
+    for alpha, row in zip(report.alphas, report.rows):
+        v = row.verdict
+        if v is None:  # a document saved before verdicts existed: the headline rule's numbers
+            body += _old_summary_line(report, alpha, row)
+            continue
+        text = f"<strong>α = {fmt(alpha)}</strong>: {esc(v.text)}"
+        if v.notes:
+            text += "<br>" + "<br>".join(esc(n) for n in v.notes)
+        body += note(text, _VERDICT_TONE.get(v.kind, ""), raw=True)
     body += note(_fpc_sentence(report), "" if o.get("fpc") else "warn")
     share = report.diagnostics.get("share_non_normal")
     if share is not None:
         body += note(f"Normality: {fmt(100 * float(share))} % of records' OUT scores fail a Jarque–Bera test at "
                      "0.01 (the PP and parametric rules assume Gaussian scores; about 1 % fail by chance).",
                      "warn" if share > 0.05 else "ok")
+    saturated = report.diagnostics.get("share_saturated")
+    if isinstance(saturated, (int, float)) and saturated > 0:
+        body += note(f"Saturation: {fmt(100 * float(saturated))} % of the scores sit at the score cap (a model's "
+                     "exact 0/1 outputs): the Gaussian rules misjudge such scores; the rank rules do not.", "warn")
     body += note("ε ≥ is a lower bound on the privacy loss from the realised rates with confidence; 0 means "
                  "this evaluation found no evidence of leakage, not that there is none.")
     return section("Summary", body, anchor="summary", page_break=False)
+
+
+def _old_summary_line(report: MiaReport, alpha: float, row: Any) -> str:
+    headline = "pp_t" if report.options.get("threshold", "t") == "t" else "pp_normal"
+    r = row.rules.get(headline)
+    if r is None or not r.estimable:
+        return ""
+    ci = f" ({_level(report)} CI {fmt(r.ci[0])} – {fmt(r.ci[1])})" if r.ci else ""
+    eps = "" if r.epsilon_lb is None else f"; ε ≥ {fmt(r.epsilon_lb)}"
+    return (f"<p>At α = {fmt(alpha)}: TPR {fmt(r.tpr)}{ci} at a realised FPR of {fmt(r.fpr)} ({_name(headline)}){eps} "
+            "(saved before verdicts existed: not checked against the scores' shape).</p>")
+
+
+def _vulnerable(report: MiaReport) -> str:
+    parts = []
+    for alpha, row in zip(report.alphas, report.rows):
+        v = row.vulnerable
+        if v is None:
+            continue
+        rows = [[r["rank"], r["record"], "—" if r["record_id"] is None else r["record_id"], r["tpr"], r["ci"][0],
+                 r["ci"][1], r["fpr"], r["q_value"], "yes" if r["stands_out"] else "no"] for r in v.top(TOP_RECORDS)]
+        parts.append(f"<h3>α = {fmt(alpha)} ({esc(_name(v.rule))}): {fmt(v.standing_out)} of {fmt(len(v.record))} "
+                     f"records stand out</h3>"
+                     + table(["rank", "record", "row in the data", "TPR", "CI low", "CI high", "FPR", "q-value",
+                              "stands out"], rows, numeric=[True] * 8 + [False]))
+    if not parts:
+        return ""
+    body = (f"<p>Each record's TPR under the verdict's rule, highest first, with a {_level(report)} Clopper–Pearson "
+            "interval over its IN models. Among thousands of records some reach a high TPR by chance: a record "
+            "<em>stands out</em> only when a rank test of its IN against its OUT scores survives the "
+            "Benjamini–Hochberg correction over the pool (q-value at most the FDR). The JSON document lists every "
+            "record.</p>" + "".join(parts))
+    return section("Most vulnerable records", body, anchor="records")
 
 
 def _fpc_sentence(report: MiaReport) -> str:
@@ -246,15 +290,17 @@ def _sample(curve: Any, report: MiaReport) -> str:
 
 def _tables(report: MiaReport) -> str:
     level = _level(report)
-    headers = ["rule", "TPR", "CI low", "CI high", "CP low", "CP high", "realised FPR", "ε ≥", "ε point"]
-    numeric = [False] + [True] * 8
+    headers = ["rule", "TPR", "CI low", "CI high", "CP low", "CP high", "realised FPR", "ε ≥", "ε point",
+               "valid here"]
+    numeric = [False] + [True] * 8 + [False]
     parts = []
     for alpha, row in zip(report.alphas, report.rows):
         rows, notes = [], []
         for rule, r in row.rules.items():
             ci = r.ci or (None, None)
             cp = r.cp or (None, None)
-            rows.append([_name(rule), r.tpr, ci[0], ci[1], cp[0], cp[1], r.fpr, r.epsilon_lb, r.epsilon_point])
+            valid = {True: "yes", False: "no", None: "—"}[r.valid] if r.estimable else "—"
+            rows.append([_name(rule), r.tpr, ci[0], ci[1], cp[0], cp[1], r.fpr, r.epsilon_lb, r.epsilon_point, valid])
             text = _rule_note(rule, r)
             if text:
                 notes.append(f"<li><strong>{esc(_name(rule))}</strong>: {esc(text)}</li>")
@@ -272,7 +318,7 @@ def _tables(report: MiaReport) -> str:
 def _rule_note(rule: str, r: Any) -> str:
     if not r.estimable:
         return str(r.reason or "not estimable")
-    bits = []
+    bits = [f"not valid for these scores: {r.warning}"] if r.valid is False and r.warning else []
     if r.fpr_kind == "nominal":
         bits.append("FPR is the nominal α (Gaussian model)")
     if r.t_threshold_fpr_loo is not None:

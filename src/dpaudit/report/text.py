@@ -50,8 +50,8 @@ def render_audit(result: AuditResult) -> str:
 
 
 def render_mia(report: MiaReport) -> str:
-    """A membership-inference evaluation as a text table: every rule at every α, with its CI, realised
-    FPR and ε bound, the naive threshold's per-record FPR spread and the normality diagnostic."""
+    """A membership-inference evaluation as text: the verdict per α first, then every rule at every α with
+    its CI, realised FPR, ε bound and validity, the most vulnerable records, and the diagnostics."""
     expect(report, MiaReport, "render_mia")
     from dpaudit.mia.evaluate import RULE_NAMES
 
@@ -62,8 +62,14 @@ def render_mia(report: MiaReport) -> str:
         fpc += f" (1 − N/N+ with N = {o['fpc_train_size']:.6g}, the {o['fpc_train_size_from']})"
     head = (f"{o.get('attack', 'lira').upper()} evaluation — M = {report.n_models} models, N+ = {report.n_records:,} "
             f"records, threshold {o['threshold']}, FPC {fpc}")
-    lines = [head, f"  {'α':>8} {'rule':<21} {'TPR':>9} {f'{level:.0%} CI':>21} {'real. FPR':>10} "
-                   f"{f'ε ≥ ({level:.0%})':>9}"]
+    lines = [head]
+    for alpha, row in zip(report.alphas, report.rows):
+        if row.verdict is not None:
+            lines.append(f"  verdict at α = {alpha:g}: {row.verdict.text}")
+            lines += [f"      {n}" for n in row.verdict.notes]
+    lines += ["", f"  {'α':>8} {'rule':<21} {'TPR':>9} {f'{level:.0%} CI':>21} {'real. FPR':>10} "
+                  f"{f'ε ≥ ({level:.0%})':>9}"]
+    invalid = False
     for alpha, row in zip(report.alphas, report.rows):
         for name, r in row.rules.items():
             if not r.estimable:
@@ -74,13 +80,48 @@ def render_mia(report: MiaReport) -> str:
             eps = "–" if r.epsilon_lb is None else f"{r.epsilon_lb:.3g}"
             tail = ("" if r.t_threshold_fpr_loo is None
                     else f"  (t threshold's own FPR, leave-one-out: {r.t_threshold_fpr_loo:.3g})")
-            lines.append(f"  {alpha:>8.0e} {RULE_NAMES[name]:<21} {r.tpr:>9.4g} {ci:>21} {fpr:>10} {eps:>9}{tail}")
+            mark = " ✗" if r.valid is False else ""
+            invalid |= r.valid is False
+            lines.append(f"  {alpha:>8.0e} {RULE_NAMES[name] + mark:<21} {r.tpr:>9.4g} {ci:>21} {fpr:>10} "
+                         f"{eps:>9}{tail}")
         spread = row.naive_per_record_fpr
         lines.append(f"  {'':>8} naive threshold: per-record FPR max {spread.max:.3g}, "
                      f"{spread.share_above_alpha:.1%} of records above α")
+    if invalid:
+        lines.append("  ✗ not valid for these scores: the Gaussian model fails its check (realised FPR without the "
+                     "FPC within 1.5× α, ≤ 10% of records non-normal); shown for comparison, never the verdict")
     lines.append("  * α by construction under the Gaussian model: trust it where the t threshold's own FPR "
                  "is near α and few records fail the normality test")
     lines.append("  ε ≥: Clopper–Pearson/bootstrap bound from realised rates; 0 = no evidence of leakage")
+    lines += _vulnerable_lines(report)
     lines.append(f"  normality: {report.diagnostics['share_non_normal']:.1%} of records' OUT signals fail "
                  "Jarque–Bera at 0.01")
+    saturated = report.diagnostics.get("share_saturated")
+    if isinstance(saturated, (int, float)) and saturated > 0:
+        cap = report.diagnostics.get("score_cap")
+        where = f"at the score cap ±{cap:.4g}" if isinstance(cap, (int, float)) else "at the largest or smallest value"
+        lines.append(f"  saturation: {saturated:.1%} of the scores sit {where} (a model's exact 0/1 outputs)")
+    if "fpc_why" in o:
+        lines.append(f"  FPC {o['fpc_why']}")
     return "\n".join(lines)
+
+
+#: Records listed per α in the text and HTML reports (the JSON holds all of them).
+TOP_RECORDS = 10
+
+
+def _vulnerable_lines(report: MiaReport) -> list[str]:
+    """The most vulnerable records per α under the verdict's rule, with how many stand out."""
+    lines: list[str] = []
+    for alpha, row in zip(report.alphas, report.rows):
+        v = row.vulnerable
+        if v is None:
+            continue
+        lines.append(f"  most vulnerable records at α = {alpha:g} ({v.rule}; {v.standing_out:,} of {len(v.record):,} "
+                     f"stand out at FDR {v.fdr:g}):")
+        for r in v.top(TOP_RECORDS):
+            ident = "" if r["record_id"] is None else f" (row {r['record_id']})"
+            star = "  stands out" if r["stands_out"] else ""
+            lines.append(f"    {r['rank']:>3}. record {r['record']}{ident}: TPR {r['tpr']:.3g} "
+                         f"[{r['ci'][0]:.3g}, {r['ci'][1]:.3g}], FPR {r['fpr']:.3g}, q = {r['q_value']:.3g}{star}")
+    return lines

@@ -321,8 +321,9 @@ def load_run(run_dir: str | os.PathLike[str]) -> ScoreSet:
     meta["design"] = cfg.get("design", {"name": "efficient"}).get("name", "efficient")
     trainer = cfg.get("trainer")  # absent in runs written before trainers were recorded
     meta["trainer"] = trainer.get("name", "per-model") if isinstance(trainer, dict) else "per-model"
-    if isinstance(cfg.get("score_cap"), (int, float)):
-        meta["score_cap"] = cfg["score_cap"]
+    for key in ("score_cap", "n_rows"):
+        if isinstance(cfg.get(key), (int, float)):
+            meta[key] = cfg[key]
     meta.update(source=RUN_FORMAT, run_dir=str(out), versions=header.get("versions", {}))
     ids = cfg.get("pool_indices")  # each pool record's row in the data
     ids = np.asarray(ids) if isinstance(ids, list) and len(ids) == pool_size else None

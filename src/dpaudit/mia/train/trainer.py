@@ -173,7 +173,7 @@ def train_run(
     schema: Any = None,
     model: str = DEFAULT_MODEL,
     n_models: int,
-    pool_size: int,
+    pool_size: int | None = None,
     train_size: int | None = None,
     design: str = DEFAULT_DESIGN,
     seed: int = 0,
@@ -212,9 +212,13 @@ def train_run(
     n_models : int
         M, ≥ 6 (leave-one-out fits need 3 IN and 3 OUT models per record) and ≤ :data:`MAX_MODELS`;
         even for the efficient design.
-    pool_size : int
-        N+, records drawn without replacement from the data. M × N+ (one score each) must not exceed
-        the cell limit of :func:`dpaudit.counts.max_cells` (``DPAUDIT_MAX_CELLS``, default 10⁸).
+    pool_size : int, optional
+        N+, records drawn without replacement from the data; default: every row (the efficient design
+        needs an even pool, so an odd number of rows leaves one random row out — :func:`default_pool`).
+        An odd ``pool_size`` under the efficient design is refused (every model would train on
+        N+/2 records on average, a half record more than the declared N = ⌊N+/2⌋). M × N+ (one
+        score each) must not exceed the cell limit of :func:`dpaudit.counts.max_cells`
+        (``DPAUDIT_MAX_CELLS``, default 10⁸).
     train_size : int, optional
         N, the expected training-set size. The efficient design fixes N = N+ // 2; the Poisson design
         takes any 0 < N < N+ (default N+ // 2). The FPC of the evaluation is 1 − N/N+.
@@ -285,15 +289,18 @@ def train_run(
     n_models = (efficient_models(n_models, minimum=6) if design == "efficient"
                 else whole_number("n_models", n_models, minimum=6))
     n_models = whole_number("n_models", n_models, minimum=6, maximum=MAX_MODELS, hint=" (each is a fit and a score file)")
-    pool_size = whole_number("pool_size", pool_size, minimum=4)
-    check_run_size(n_models, pool_size)
-    if design == "efficient":
+    if pool_size is not None:
+        pool_size = whole_number("pool_size", pool_size, minimum=4)
+        check_pool(pool_size, design)
+        check_run_size(n_models, pool_size)
+    if design == "efficient" and pool_size is not None:
         if train_size is not None and train_size != pool_size // 2:
             raise DPAuditError(
                 f"train_size must be pool_size // 2 = {pool_size // 2} under the efficient design (each model trains "
                 f"on half the pool on average), got {train_size!r}; use design 'poisson' (--design poisson) for "
                 "another training-set size")
-    train_size = pool_size // 2 if train_size is None else check_train_size(train_size, pool_size)
+    if pool_size is not None:
+        train_size = pool_size // 2 if train_size is None else check_train_size(train_size, pool_size)
     seed = int(seed_value("seed", seed, allow_none=False))  # type: ignore[arg-type]
     backend, scheduler, n_jobs = check_backend(backend, scheduler, n_jobs)
     trainer = one_of("trainer", trainer, TRAINERS)
@@ -313,8 +320,17 @@ def train_run(
     else:
         source = registered(DEFAULT_DATASET if dataset is None else dataset)
     n_rows = len(source.frame)
+    pool_of_every_row = pool_size is None
+    if pool_size is None:  # every row: now that they are known, the checks above
+        pool_size = default_pool(n_rows, design)
+        check_run_size(n_models, pool_size)
+        if design == "efficient" and train_size is not None and train_size != pool_size // 2:
+            raise DPAuditError(f"train_size must be pool_size // 2 = {pool_size // 2} under the efficient design, got "
+                               f"{train_size!r}; use design 'poisson' (--design poisson) for another training-set size")
+        train_size = pool_size // 2 if train_size is None else check_train_size(train_size, pool_size)
     if pool_size > n_rows:
         raise DPAuditError(f"pool_size {pool_size} exceeds the {n_rows:,} rows of {source.name!r}")
+    assert train_size is not None
     pool_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
     pool_idx = np.sort(pool_rng.choice(n_rows, size=pool_size, replace=False))
     if design == "efficient":
@@ -334,6 +350,7 @@ def train_run(
         "score": "logit-scaled confidence log p_y - log sum_{c!=y} p_c",
         # a probability-only model's exact 0/1 outputs score ±SCORE_CAP (models.proba_logit)
         **({"score_cap": SCORE_CAP} if probability_only(model) else {}),
+        **({"n_rows": n_rows} if pool_of_every_row else {}),  # the pool defaulted to every row (but one)
     }
     driver_versions = versions()
     header = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": config, "versions": driver_versions}
@@ -369,6 +386,30 @@ def train_run(
                         bar.update(task, advance=1)
                 bar.update(task, rate=f"{writer.saved / max(time.perf_counter() - start, 1e-9):.2f} models/s")
     return out
+
+
+def default_pool(n_rows: int, design: str) -> int:
+    """The pool of a run that names none: every row of the data, less one when the efficient design needs
+    an even pool and the row count is odd (the row left out is drawn with the pool, from the seed).
+
+    Examples
+    --------
+    >>> default_pool(48_842, "efficient"), default_pool(30_001, "efficient"), default_pool(30_001, "poisson")
+    (48842, 30000, 30001)
+    """
+    pool = n_rows - (n_rows % 2 if design == "efficient" else 0)
+    if pool < 4:
+        raise DPAuditError(f"the data has {n_rows} rows; a pool needs at least 4 records")
+    return pool
+
+
+def check_pool(pool_size: int, design: str) -> None:
+    """Refuse an odd pool under the efficient design, which trains every model on N+/2 records on average."""
+    if design == "efficient" and pool_size % 2:
+        raise DPAuditError(f"pool_size must be even under the efficient design (every record IN in exactly M/2 models, "
+                           f"so each model trains on N+/2 records on average and N = N+/2), got {pool_size:,}; use "
+                           f"{pool_size - 1:,} or {pool_size + 1:,}, leave it out to use every row, or use design "
+                           "'poisson'")
 
 
 def probability_only(model: str) -> bool:
