@@ -232,7 +232,8 @@ def page_only(out: Path) -> int:
 def evaluate_pair(sub: ScoreSet, null_set: ScoreSet, meta: dict, options: dict) -> list[dict]:
     """The reports on the scores and on their null, as saved: ``meta`` added (with the Binomial reference
     share per α, which needs the keep matrix), and without the display-only curves and per-record IN
-    counts (they would make the file ~40× larger and no table reads them)."""
+    counts (they would make the file ~40× larger and no table reads them), and with only the ten most
+    vulnerable records of each α."""
     t0 = time.perf_counter()
     pair = [evaluate(sub, **options).to_dict(), evaluate(null_set, **options).to_dict()]
     meta = {**meta, "eval_seconds": round(time.perf_counter() - t0, 2),
@@ -240,6 +241,12 @@ def evaluate_pair(sub: ScoreSet, null_set: ScoreSet, meta: dict, options: dict) 
     for d, extra in zip(pair, ({}, {"null": "membership permuted within each record"}), strict=True):
         d.pop("curves", None)
         d["options"].pop("n_in", None)
+        for result in d["results"]:  # the ten most vulnerable records, not all 20,000 (no table reads them)
+            vulnerable = result.get("vulnerable")
+            if vulnerable:
+                for key in ("record", "record_id", "tpr", "ci_low", "ci_high", "fpr", "n_in", "p_value", "q_value"):
+                    if key in vulnerable:
+                        vulnerable[key] = vulnerable[key][:10]
         d["meta"] = {**meta, **extra}
     return pair
 

@@ -40,6 +40,7 @@ CSV_FIELDS = [
     "t_threshold_fpr_loo", "null_t_threshold_fpr_loo",
     "naive_per_record_fpr_max", "naive_per_record_share_above_alpha", "binomial_share_above_alpha",
     "auc_naive", "share_non_normal", "min_n_out", "eval_seconds",
+    "verdict", "verdict_rule", "null_verdict", "pp_t_valid", "per_record_parametric_valid",
 ]
 
 
@@ -67,6 +68,12 @@ def _rows_of_pair(real: dict, null: dict) -> list[dict]:
         d = real["diagnostics"]
         row.update(auc_naive=d["auc_naive"], share_non_normal=d["share_non_normal"], min_n_out=d["min_n_out"],
                    eval_seconds=meta["eval_seconds"])
+        # the report's own verdict (issue 23; absent from runs saved before verdicts existed)
+        verdict, null_verdict = res.get("verdict") or {}, nres.get("verdict") or {}
+        row.update(verdict=verdict.get("text", ""), verdict_rule=verdict.get("rule") or "",
+                   null_verdict=null_verdict.get("text", ""),
+                   pp_t_valid=res["pp_t"].get("valid", ""),
+                   per_record_parametric_valid=res["per_record_parametric"].get("valid", ""))
         rows.append(row)
     return rows
 
@@ -167,7 +174,10 @@ def null_statements(rows: list[dict]) -> list[str]:
 
 
 def verdict_rule(r: dict) -> str:
-    """The calibrated rule an ε verdict rests on: PP-rank where estimable, else PP-t."""
+    """The rule an ε verdict rests on: the report's own verdict's (PP-rank where estimable, else PP-t if its
+    Gaussian check passed), for a run saved before verdicts existed PP-rank where estimable, else PP-t."""
+    if r.get("verdict_rule"):
+        return str(r["verdict_rule"])
     return "pp_rank" if not math.isnan(r["pp_rank_epsilon_lb"]) else "pp_t"
 
 
@@ -178,6 +188,9 @@ def epsilon_statements(rows: list[dict]) -> list[str]:
         m_max = max(r["M"] for r in rows if r["dataset"] == dataset)
         parts = []
         for r in (r for r in rows if r["dataset"] == dataset and r["M"] == m_max and not r["fpc"]):
+            if r.get("verdict") and not r.get("verdict_rule"):  # no valid rule: the report's verdict says why
+                parts.append(f"α = {r['alpha']:g}: {r['verdict']}")
+                continue
             rule = verdict_rule(r)
             tpr_ci = _tpr_ci(r, rule)
             parts.append(f"α = {r['alpha']:g}: ε ≥ {r[f'{rule}_epsilon_lb']:.3f} by {SHORT[rule]} (TPR {tpr_ci} at "
@@ -185,6 +198,15 @@ def epsilon_statements(rows: list[dict]) -> list[str]:
                          f"{_g(r[f'{rule}_null_fpr'])}), naive {r['naive_epsilon_lb']:.3f}*")
         lines.append(f"- {dataset}, M = {m_max}, FPC off — " + "; ".join(parts) + ".")
     return lines
+
+
+def verdict_lines(rows: list[dict]) -> list[str]:
+    """The report's verdict per configuration (FPC off and on), on the scores and on their null."""
+    lines = ["| dataset | M | FPC | α | verdict | on the null |", "|---|---:|---|---:|---|---|"]
+    for r in rows:
+        if r.get("verdict"):
+            lines.append(f"{_key(r)}| {r['verdict']} | {r['null_verdict']} |")
+    return lines if len(lines) > 2 else []
 
 
 def _overview(rows: list[dict]) -> list[str]:
@@ -251,10 +273,14 @@ def render(doc: dict, rows: list[dict]) -> str:
         "",
         *null_statements(rows),
         "",
-        "## ε lower bounds for the verdict (PP-rank where estimable, else PP-t)",
+        "## ε lower bounds for the verdict (PP-rank where estimable, else PP-t where its Gaussian check passes)",
         "",
         *epsilon_statements(rows),
         "",
+        *(["## The report's verdict per configuration", "",
+           "Each report leads with one verdict per α from the rule valid for its scores (docs/mia.md, \"Verdicts "
+           "on the scores users bring\"); beside it, the verdict on the null.", "", *verdict_lines(rows), ""]
+          if verdict_lines(rows) else []),
         "## Every rule: TPR on the scores (null TPR in brackets)",
         "",
         *_overview(rows),

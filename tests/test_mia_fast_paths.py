@@ -43,7 +43,6 @@ from dpaudit.mia.metrics import (
 )
 from dpaudit.mia.metrics.intervals import TargetEntries, TargetSets
 from dpaudit.mia.metrics.roc import PooledScores, mann_whitney_auc
-from dpaudit.mia.references import partner_models
 from dpaudit.mia.per_record import (
     conformal_ranks,
     empirical_per_record,
@@ -53,6 +52,7 @@ from dpaudit.mia.per_record import (
     parametric_per_record,
     rank_cap,
 )
+from dpaudit.mia.references import partner_models
 from dpaudit.mia.results import AlphaResult, FprSpread, MiaReport, RuleResult
 from dpaudit.mia.scores import ScoreSet
 

@@ -59,14 +59,15 @@ def _assert_numbers_match_json(page: str, doc: dict) -> None:
     """Every rule's TPR, intervals, realised FPR and ε at every α: the JSON value as fmt prints it."""
     for result in doc["results"]:
         rows = _table_rows(page, result["alpha"])
-        rules = [k for k in result if k not in ("alpha", "naive_per_record_fpr")]
+        rules = [k for k in result if k not in ("alpha", "naive_per_record_fpr", "verdict", "vulnerable")]
         assert rules
         for rule in rules:
             r = result[rule]
             ci, cp = r.get("ci") or [None, None], r.get("cp") or [None, None]
             expected = [r.get("tpr"), ci[0], ci[1], cp[0], cp[1], r.get("fpr"), r.get("epsilon_lb"),
                         r.get("epsilon_point")]
-            assert rows[esc(RULE_NAMES[rule])] == [esc(fmt(v)) for v in expected], (result["alpha"], rule)
+            valid = {True: "yes", False: "no", None: "—"}[r.get("valid")] if r["estimable"] else "—"
+            assert rows[esc(RULE_NAMES[rule])] == [esc(fmt(v)) for v in expected] + [valid], (result["alpha"], rule)
             if not r["estimable"]:
                 assert esc(r["reason"]) in page
         spread = result["naive_per_record_fpr"]
@@ -143,7 +144,7 @@ def test_fpc_on_is_said(sim):
 def test_repr_html_is_a_fragment_with_the_same_sections(report, page):
     frag = report._repr_html_()
     assert "<html" not in frag and "<body" not in frag and "<style>" in frag and "<script" not in frag
-    assert frag.count("<section") == page.count("<section") == 7
+    assert frag.count("<section") == page.count("<section") == 8
     assert _figure(frag, "roc") == _figure(page, "roc")
     _assert_numbers_match_json(frag, json.loads(render_json(report)))
 
@@ -184,8 +185,9 @@ def test_saved_adult_reports_render():
 # -- the figure data ---------------------------------------------------------------------------------
 
 def _oracle_pp_points(score, keep, n_out, kind):
-    """(FPR, TPR) of the PP rule at every α of the curve grid, counted directly on the whole matrix."""
-    f = pp_transform(score, loo_fits(score, keep), sign="fitted")
+    """(FPR, TPR) of the PP rule at every α of the curve grid, counted directly on the whole matrix (balanced
+    references, the default: every target's OUT fit holds n_out − 1 scores)."""
+    f = pp_transform(score, loo_fits(score, keep, references="balanced"), sign="fitted")
     n_pos = int(keep.sum())
     n_neg = keep.size - n_pos
     points = set()
@@ -194,8 +196,7 @@ def _oracle_pp_points(score, keep, n_out, kind):
             cut = stats.norm.isf(a)
             hits = f >= cut
         else:
-            hits = (keep & (f >= threshold(a, kind="t", n_out=n_out)[None, :])) | \
-                   (~keep & (f >= threshold(a, kind="t", n_out=n_out - 1)[None, :]))
+            hits = f >= threshold(a, kind="t", n_out=n_out - 1)[None, :]
         points.add((int((hits & ~keep).sum()) / n_neg, int((hits & keep).sum()) / n_pos))
     return points | {(1.0, 1.0)}
 
@@ -212,7 +213,7 @@ def test_curves_are_the_rules_counted_directly(sim, report):
     from dpaudit.mia.attacks import attack_from
 
     lira = attack_from("lira")
-    stat = lira.statistic(sim.to_scoreset(), loo_fits(score, keep))
+    stat = lira.statistic(sim.to_scoreset(), loo_fits(score, keep, references="balanced"))
     roc = roc_curve(stat, keep)
     naive = report.curves["naive"]
     exact = set(zip(roc.fpr.tolist(), roc.tpr.tolist()))
@@ -232,7 +233,7 @@ def test_large_evaluations_count_the_pp_curves_on_every_kth_model():
     c = rep.curves["pp_normal"]
     assert (c.models, c.records) == (32, 2100)
     keep = big.keep[::2]
-    f = pp_transform(big.score, loo_fits(big.score, big.keep), sign="fitted")[::2]
+    f = pp_transform(big.score, loo_fits(big.score, big.keep, references="balanced"), sign="fitted")[::2]
     n_neg = int((~keep).sum())
     got = set(zip(c.fpr, c.tpr))
     for a in np.geomspace(1.0, 1.0 / n_neg, CURVE_POINTS)[[20, 60, 120]]:

@@ -73,9 +73,9 @@ from dpaudit.mia.metrics.epsilon import check_delta
 from dpaudit.mia.metrics.pooled import mann_whitney_auc
 from dpaudit.mia.metrics.replicates import TargetSets
 from dpaudit.mia.per_record import models_needed, parametric_per_record, t_test_calls
-from dpaudit.mia.results import MiaReport
 from dpaudit.mia.record_tests import rank_test_pvalues
-from dpaudit.mia.references import DEFAULT_REFERENCES, REFERENCES
+from dpaudit.mia.references import DEFAULT_REFERENCES, REFERENCES, References
+from dpaudit.mia.results import MiaReport
 from dpaudit.mia.rule_results import RULE_NAMES, RULES, RowContext, alpha_rows, bootstrap_replicates
 from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.statistic import Statistic, smallest_above, sorted_positives
@@ -230,7 +230,7 @@ def evaluate(
     n_boot = whole_number("n_boot", n_boot, minimum=0, maximum=MAX_BOOT)
     seed = whole_number("seed", seed, minimum=0)
     fpc, fpc_why = fpc_choice(scores, fpc)
-    references = one_of("references", references, REFERENCES)
+    refs: References = one_of("references", references, REFERENCES)
     strict = flag("strict", strict)
     sign = one_of("sign", sign, SIGNS)
     level = check_level(level)
@@ -242,18 +242,18 @@ def evaluate(
     signal = np.asarray(attack.signal(scores), dtype=np.float64)
     moments = record_moments(signal, keep, higher=True)
     fitter = LooFitter(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value,
-                       moments=moments, references=references)
+                       moments=moments, references=refs)
     n_in, n_out = moments.n_in.astype(np.int64), moments.n_out.astype(np.int64)
     n_pos, n_neg = int(n_in.sum()), int(n_out.sum())
     inclusion = poisson_inclusion(scores)
-    balanced = references == "balanced"
+    balanced = refs == "balanced"
     plan = RulePlan.of(alphas, moments, balanced=balanced, fpc=fpc_value, inclusion=inclusion)
 
     boot = Bootstrap(keep.shape, n_boot, seed=seed) if n_boot else None
     sets = TargetSets(keep.shape, len(plan.index), group=boot.group) if boot else None
     tally = Tally.start(plan, n_records)
     curve = CurveSample.of(n_models, n_records)
-    statistic = Statistic(scores, attack, signal, keep, fpc_value, n_neg, references=references)
+    statistic = Statistic(scores, attack, signal, keep, fpc_value, n_neg, references=refs)
     first_pass(signal, keep, fitter, plan, tally, statistic, curve, sets, sign=sign, n_in=n_in, n_out=n_out)
 
     # the naive rule: thresholds from one sort of the non-members' statistic, then pass 2 counts it
@@ -280,10 +280,10 @@ def evaluate(
                                                   for a in alphas]
     calls = [t_test_calls(signal, keep, a, moments) for a in alphas]
     ctx = RowContext(n_pos, n_neg, delta, level, share_non_normal, threshold_kind, needs, n_in,
-                     rank_test_pvalues(signal, keep), raw, calls, scores.record_ids)
+                     rank_test_pvalues(signal, keep), [np.asarray(p) for p in raw], calls, scores.record_ids)
     rows_out = alpha_rows(plan, tally, parametric, reps, naive_threshold, n_out, ctx)
     options = {"attack": attack.name, "attack_options": attack.options(), "threshold": threshold_kind, "fpc": fpc,
-               "fpc_why": fpc_why, "references": references,
+               "fpc_why": fpc_why, "references": refs,
                "sign": sign, "location": attack.location, "variance": attack.variance, "strict": strict,
                "n_boot": n_boot, "level": level, "delta": delta, "train_size": scores.train_size,
                "pool_size": scores.pool_size, "fpc_train_size": fpc_n, "fpc_train_size_from": fpc_source,

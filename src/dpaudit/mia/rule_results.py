@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.mia.findings import RULE_LABELS, VulnerableRecords
 from dpaudit.mia.metrics import (
     Bootstrap,
     clopper_pearson,
@@ -27,7 +28,6 @@ from dpaudit.mia.metrics import (
 from dpaudit.mia.metrics.pooled import PooledScores
 from dpaudit.mia.metrics.rechosen import RechosenThreshold
 from dpaudit.mia.metrics.replicates import TargetEntries, TargetSets
-from dpaudit.mia.findings import RULE_LABELS, VulnerableRecords
 from dpaudit.mia.results import AlphaResult, FprSpread, RuleResult
 from dpaudit.mia.tally import RulePlan, Tally
 from dpaudit.mia.verdict import gaussian_check, headline, tail_check, vulnerable_records

@@ -227,9 +227,11 @@ class ScoreSet(ScoreShape):
             "pool_size": self.pool_size,
             "meta": self.meta,
         }
-        ids = {} if self.record_ids is None else {"record_ids": self.record_ids}
+        arrays: dict[str, Any] = {"score": self.score, "keep": self.keep, "meta_json": np.array(json.dumps(header))}
+        if self.record_ids is not None:
+            arrays["record_ids"] = self.record_ids
         with atomic_open(path, "wb") as handle:
-            np.savez(handle, score=self.score, keep=self.keep, meta_json=np.array(json.dumps(header)), **ids)
+            np.savez(handle, **arrays)
         return path
 
     @classmethod

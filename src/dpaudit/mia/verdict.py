@@ -125,7 +125,7 @@ def headline(alpha: float, rules: dict[str, RuleResult], *, threshold_kind: str,
     """
     gaussian = f"pp_{threshold_kind}"
     g = rules[gaussian]
-    notes = ((f"{RULE_LABELS[gaussian]} is not calibrated for these scores: {g.warning}",)
+    notes: tuple[str, ...] = ((f"{RULE_LABELS[gaussian]} is not calibrated for these scores: {g.warning}",)
              if g.valid is False and g.warning and not rules["pp_rank"].estimable else ())
     if rules["pp_rank"].estimable:
         name = "pp_rank"

@@ -87,7 +87,7 @@ def shaped_scores(shape: str, n_models: int, n_records: int, *, seed: int, effec
     n_models = within_cells("n_models", efficient_models(n_models, minimum=6), per=2, what="at least 2 records",
                             minimum=6)
     n_records = within_cells("n_records", n_records, per=n_models, what=f"n_models = {n_models}", minimum=2)
-    seed = seed_value("seed", seed)
+    seed = int(seed_value("seed", seed, allow_none=False))  # type: ignore[arg-type]
     effect = number("effect", effect, low=0.0)
     saturation = number("saturation", saturation, low=0.0, high=1.0, high_open=True)
     cap = number("cap", cap, low=0.0, low_open=True)
