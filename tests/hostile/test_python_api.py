@@ -122,7 +122,9 @@ CASES = {
                                 "n_models must be an integer >= 6 and <= 100000"),
     "train_run n_models float": (lambda: train_run(NOWHERE, n_models=8.0, pool_size=100), "n_models must be"),
     "train_run cells": (lambda: train_run(NOWHERE, n_models=10_000, pool_size=48_842), "more than the limit of"),
-    "train_run pool None": (lambda: train_run(NOWHERE, n_models=6, pool_size=None), "pool_size must be an integer"),
+    "train_run pool str": (lambda: train_run(NOWHERE, n_models=6, pool_size="100"), "pool_size must be an integer"),
+    "train_run pool odd": (lambda: train_run(NOWHERE, n_models=6, pool_size=101), "pool_size must be even under the "
+                                                                                  "efficient design"),
     "train_run resume str": (lambda: train_run(NOWHERE, n_models=6, pool_size=100, resume="no"),
                              "resume must be True or False, got 'no'"),
     "train_run progress str": (lambda: train_run(NOWHERE, n_models=6, pool_size=100, progress="yes"),

@@ -23,7 +23,6 @@ separated record yields a huge but finite statistic instead of NaN.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -31,10 +30,12 @@ import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._validation import number, one_of, whole_number
+from dpaudit.mia.moments import BLOCK_ELEMENTS, RecordMoments, column_blocks, record_moments
 from dpaudit.mia.references import PARTNER_SEED, REFERENCES, References, partner_models
 from dpaudit.mia.scores import check_score_keep
 
-__all__ = ["LooFits", "loo_fits", "LooFitter", "RecordMoments", "record_moments", "column_blocks", "check_fpc",
+__all__ = ["LooFits", "loo_fits", "LooFitter", "RecordMoments", "record_moments", "column_blocks", "BLOCK_ELEMENTS",
+           "check_fpc",
            "fit_options", "Location", "Variance", "LOCATIONS", "VARIANCES", "DEFAULT_LOCATION", "DEFAULT_VARIANCE",
            "SD_FLOOR", "floored_sd", "target_score"]
 
@@ -51,24 +52,6 @@ DEFAULT_VARIANCE: Variance = "per-record"
 
 #: Floor applied to fitted standard deviations inside the statistics and the PP transform.
 SD_FLOOR = 1e-30
-#: Target elements (models × records) per working block: 2 MB per float64 array, so the dozen arrays
-#: of one block stay in the CPU caches while every elementwise step runs over them.
-BLOCK_ELEMENTS = 1 << 18
-
-
-def column_blocks(n_records: int, n_models: int, elements: int = BLOCK_ELEMENTS) -> Iterator[slice]:
-    """Consecutive slices of records holding about ``elements`` targets each (at least one record).
-
-    Examples
-    --------
-    >>> [(b.start, b.stop) for b in column_blocks(5, 4, elements=8)]
-    [(0, 2), (2, 4), (4, 5)]
-    """
-    width = max(1, elements // max(n_models, 1))
-    for lo in range(0, n_records, width):
-        yield slice(lo, min(lo + width, n_records))
-
-
 @dataclass(frozen=True, eq=False, repr=False)
 class LooFits:
     """Leave-one-out Gaussian fits for every target ``(m, x)``; every array has shape (M, N+).
@@ -112,84 +95,6 @@ class LooFits:
             f"LooFits(n_models={m}, n_records={n}, location={self.location!r}, variance={self.variance!r}, "
             f"ddof={self.ddof}, fpc={self.fpc!r}, references={self.references!r})"
         )
-
-
-@dataclass(frozen=True, eq=False)
-class RecordMoments:
-    """Count, mean and sum of squared deviations of every record's IN and OUT scores; arrays (N+,).
-
-    ``mean_g[x] = Σ_{m ∈ g} score[m, x] / n_g[x]`` and ``ss_g[x] = Σ_{m ∈ g} (score[m, x] − mean_g[x])²``
-    over the models of group g (IN: ``keep[:, x]``, OUT: the others), each summed over the models in
-    order (so a block of records gives the same numbers as the whole matrix). ``m3_out``, ``m4_out``
-    (``Σ d³``, ``Σ d⁴`` of the OUT deviations, for the Jarque–Bera diagnostic) are None unless
-    requested. A group whose scores are all equal has its common value as mean, exactly, and SS = 0
-    (a sum of n equal floats divided by n can be an ulp off, and that ulp, against a standard
-    deviation of 0, decided calls). ``extremes[g]`` = (largest, smallest, how many score the largest,
-    how many the smallest) per record, from which the fits tell a constant leave-one-out group exactly.
-    """
-
-    n_in: np.ndarray
-    mean_in: np.ndarray
-    ss_in: np.ndarray
-    n_out: np.ndarray
-    mean_out: np.ndarray
-    ss_out: np.ndarray
-    m3_out: np.ndarray | None = None
-    m4_out: np.ndarray | None = None
-    #: per group ("in", "out"): each record's largest and smallest score and how many models score them
-    extremes: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = None
-
-
-def record_moments(score: np.ndarray, keep: np.ndarray, *, higher: bool = False) -> RecordMoments:
-    """Per-record moments of the IN and OUT scores (:class:`RecordMoments`), in blocks of records.
-
-    ``score`` (float64) and ``keep`` (bool), shape (M, N+), are used as given (validate them first,
-    e.g. with :func:`dpaudit.mia.scores.check_score_keep`). Scores are centred by their group mean
-    before squaring, so the sums of squares do not cancel far from 0.
-
-    Notes
-    -----
-    The third and fourth powers of the deviations are the products ``d²·d`` and ``(d²)²`` (each
-    within one rounding of the exact power, like ``d**3`` through ``pow()``, which costs ~50 times a
-    product and made the Jarque–Bera diagnostic a sixth of the evaluation): the sums agree with the
-    ``pow()`` sums to ~1e-15 relative (tested to 1e-12), which moves a record's p-value by as much.
-
-    Examples
-    --------
-    >>> mom = record_moments(np.array([[1.0], [3.0], [2.0], [6.0]]), np.array([[True], [True], [False], [False]]))
-    >>> mom.mean_in.tolist(), mom.ss_in.tolist(), mom.mean_out.tolist(), mom.ss_out.tolist()
-    ([2.0], [2.0], [4.0], [8.0])
-    """
-    n_models, n_records = score.shape
-    arrays: dict[str, Any] = {name: np.empty(n_records)
-                              for name in ("n_in", "mean_in", "ss_in", "n_out", "mean_out", "ss_out")}
-    if higher:
-        arrays.update(m3_out=np.empty(n_records), m4_out=np.empty(n_records))
-    extremes = {g: (np.empty(n_records), np.empty(n_records), np.empty(n_records, dtype=np.int64),
-                    np.empty(n_records, dtype=np.int64)) for g in ("in", "out")}
-    for cols in column_blocks(n_records, n_models):
-        s, k = score[:, cols], keep[:, cols]
-        for label, group in (("in", k), ("out", ~k)):
-            n = np.count_nonzero(group, axis=0).astype(np.float64)
-            big, small, n_big, n_small = (e[cols] for e in extremes[label])
-            np.max(np.where(group, s, -np.inf), axis=0, out=big)
-            np.min(np.where(group, s, np.inf), axis=0, out=small)
-            n_big[...] = np.count_nonzero((s == big) & group, axis=0)
-            n_small[...] = np.count_nonzero((s == small) & group, axis=0)
-            dev = np.multiply(s, group)  # the group's scores, 0 elsewhere
-            mean = np.divide(dev.sum(axis=0), n, out=arrays[f"mean_{label}"][cols])
-            constant = big == small
-            mean[constant] = big[constant]  # exactly the common value (docstring)
-            np.subtract(s, mean, out=dev)
-            dev *= group
-            arrays[f"n_{label}"][cols] = n
-            square = dev**2
-            arrays[f"ss_{label}"][cols] = square.sum(axis=0)
-            if higher and label == "out":
-                dev *= square  # d³ = d²·d and d⁴ = (d²)²: products, not pow() (Notes)
-                arrays["m3_out"][cols] = dev.sum(axis=0)
-                arrays["m4_out"][cols] = np.square(square, out=square).sum(axis=0)
-    return RecordMoments(**arrays, extremes=extremes)
 
 
 class LooFitter:

@@ -45,7 +45,7 @@ from dpaudit.report._html import (
     section,
     table,
 )
-from dpaudit.report.text import TOP_RECORDS
+from dpaudit.report._html_mia_summary import level_label, rule_label, summary_section, vulnerable_section
 
 __all__ = ["render_mia", "render_mia_fragment", "mia_sections", "RULE_MEANING", "CURVES_MISSING"]
 
@@ -105,14 +105,8 @@ def render_mia_fragment(report: MiaReport) -> str:
 
 def mia_sections(report: MiaReport) -> list[str]:
     """The page's sections, in reading order (module docstring)."""
-    return [_summary(report), _roc(report), _tables(report), _vulnerable(report), _meanings(report),
+    return [summary_section(report), _roc(report), _tables(report), vulnerable_section(report), _meanings(report),
             _spread(report), _diagnostics(report), _configuration(report)]
-
-
-def _name(rule: str) -> str:
-    from dpaudit.mia.evaluate import RULE_NAMES
-
-    return RULE_NAMES.get(rule, rule)
 
 
 def _headline(report: MiaReport) -> tuple[str, str]:
@@ -132,93 +126,6 @@ def _footer() -> str:
             "significant digits")
 
 
-def _level(report: MiaReport) -> str:
-    return f"{float(report.options.get('level', 0.95)):.0%}"
-
-
-# -- sections ---------------------------------------------------------------------------------------
-
-#: The CSS class of a verdict's note: leakage is a warning, none is fine, not estimable is neutral.
-_VERDICT_TONE = {"leakage": "warn", "no_evidence": "ok", "not_estimable": ""}
-
-
-def _summary(report: MiaReport) -> str:
-    o = report.options
-    body = ("<p>How often an attacker who sees a trained model's output can tell that a record was in its "
-            "training set, at a small false-positive rate α. Each verdict rests on the one rule valid for these "
-            "scores: the rank rule where estimable (exact for any score distribution), else the Gaussian PP rule "
-            "if its check passes.</p>")
-    for alpha, row in zip(report.alphas, report.rows):
-        v = row.verdict
-        if v is None:  # a document saved before verdicts existed: the headline rule's numbers
-            body += _old_summary_line(report, alpha, row)
-            continue
-        text = f"<strong>α = {fmt(alpha)}</strong>: {esc(v.text)}"
-        if v.notes:
-            text += "<br>" + "<br>".join(esc(n) for n in v.notes)
-        body += note(text, _VERDICT_TONE.get(v.kind, ""), raw=True)
-    body += note(_fpc_sentence(report), "" if o.get("fpc") else "warn")
-    share = report.diagnostics.get("share_non_normal")
-    if share is not None:
-        body += note(f"Normality: {fmt(100 * float(share))} % of records' OUT scores fail a Jarque–Bera test at "
-                     "0.01 (the PP and parametric rules assume Gaussian scores; about 1 % fail by chance).",
-                     "warn" if share > 0.05 else "ok")
-    saturated = report.diagnostics.get("share_saturated")
-    if isinstance(saturated, (int, float)) and saturated > 0:
-        body += note(f"Saturation: {fmt(100 * float(saturated))} % of the scores sit at the score cap (a model's "
-                     "exact 0/1 outputs): the Gaussian rules misjudge such scores; the rank rules do not.", "warn")
-    body += note("ε ≥ is a lower bound on the privacy loss from the realised rates with confidence; 0 means "
-                 "this evaluation found no evidence of leakage, not that there is none.")
-    return section("Summary", body, anchor="summary", page_break=False)
-
-
-def _old_summary_line(report: MiaReport, alpha: float, row: Any) -> str:
-    headline = "pp_t" if report.options.get("threshold", "t") == "t" else "pp_normal"
-    r = row.rules.get(headline)
-    if r is None or not r.estimable:
-        return ""
-    ci = f" ({_level(report)} CI {fmt(r.ci[0])} – {fmt(r.ci[1])})" if r.ci else ""
-    eps = "" if r.epsilon_lb is None else f"; ε ≥ {fmt(r.epsilon_lb)}"
-    return (f"<p>At α = {fmt(alpha)}: TPR {fmt(r.tpr)}{ci} at a realised FPR of {fmt(r.fpr)} ({_name(headline)}){eps} "
-            "(saved before verdicts existed: not checked against the scores' shape).</p>")
-
-
-def _vulnerable(report: MiaReport) -> str:
-    parts = []
-    for alpha, row in zip(report.alphas, report.rows):
-        v = row.vulnerable
-        if v is None:
-            continue
-        rows = [[r["rank"], r["record"], "—" if r["record_id"] is None else r["record_id"], r["tpr"], r["ci"][0],
-                 r["ci"][1], r["fpr"], r["q_value"], "yes" if r["stands_out"] else "no"] for r in v.top(TOP_RECORDS)]
-        parts.append(f"<h3>α = {fmt(alpha)} ({esc(_name(v.rule))}): {fmt(v.standing_out)} of {fmt(len(v.record))} "
-                     f"records stand out</h3>"
-                     + table(["rank", "record", "row in the data", "TPR", "CI low", "CI high", "FPR", "q-value",
-                              "stands out"], rows, numeric=[True] * 8 + [False]))
-    if not parts:
-        return ""
-    body = (f"<p>Each record's TPR under the verdict's rule, highest first, with a {_level(report)} Clopper–Pearson "
-            "interval over its IN models. Among thousands of records some reach a high TPR by chance: a record "
-            "<em>stands out</em> only when a rank test of its IN against its OUT scores survives the "
-            "Benjamini–Hochberg correction over the pool (q-value at most the FDR). The JSON document lists every "
-            "record.</p>" + "".join(parts))
-    return section("Most vulnerable records", body, anchor="records")
-
-
-def _fpc_sentence(report: MiaReport) -> str:
-    o = report.options
-    n, pool = o.get("fpc_train_size", o.get("train_size")), o.get("pool_size")
-    factor = (1 - n / pool) if isinstance(n, (int, float)) and isinstance(pool, (int, float)) and pool else None
-    which = f" (N = {fmt(n)}, the {o['fpc_train_size_from']})" if "fpc_train_size_from" in o else ""
-    if o.get("fpc"):
-        return (f"FPC on: the fitted variances were divided by the finite-population correction 1 − N/N+ = "
-                f"{fmt(factor)}{which}, which removes efficient LiRA's upward bias from drawing every training "
-                "set from one pool.")
-    return ("FPC off: the variances are as fitted; training sets drawn from one finite pool make them too small, "
-            "so per-record vulnerability is biased upward" + (f" (1 − N/N+ = {fmt(factor)}{which}; rerun with --fpc "
-                                                              "to correct it)." if factor is not None else "."))
-
-
 def _roc(report: MiaReport) -> str:
     fig, ax = new_figure(7.2, 5.2)
     n_neg_floor: list[float] = []
@@ -229,7 +136,7 @@ def _roc(report: MiaReport) -> str:
             continue
         n_neg_floor.append(points[0][0])
         colour, _ = _STYLE.get(rule, (PALETTE[0], "o"))
-        label = _name(rule) + (" (x: nominal α)" if curve.fpr_kind == "nominal" else "")
+        label = rule_label(rule) + (" (x: nominal α)" if curve.fpr_kind == "nominal" else "")
         label += _sample(curve, report)
         ax.plot([p[0] for p in points], [p[1] for p in points], color=colour, lw=1.6, label=label,
                 linestyle="--" if curve.fpr_kind == "nominal" else "-", drawstyle="default")
@@ -242,7 +149,7 @@ def _roc(report: MiaReport) -> str:
     for rule, x, y in markers:
         colour, marker = _STYLE.get(rule, (PALETTE[0], "o"))
         ax.plot([x], [y], marker=marker, color=colour, markeredgecolor="white", markersize=7, linestyle="none",
-                label=None if rule in seen or rule in curves else f"{_name(rule)} (at α)")
+                label=None if rule in seen or rule in curves else f"{rule_label(rule)} (at α)")
         seen.add(rule)
     for alpha in report.alphas:
         ax.axvline(alpha, color="#999999", lw=0.8, linestyle=":")
@@ -289,7 +196,7 @@ def _sample(curve: Any, report: MiaReport) -> str:
 
 
 def _tables(report: MiaReport) -> str:
-    level = _level(report)
+    level = level_label(report)
     headers = ["rule", "TPR", "CI low", "CI high", "CP low", "CP high", "realised FPR", "ε ≥", "ε point",
                "valid here"]
     numeric = [False] + [True] * 8 + [False]
@@ -300,10 +207,10 @@ def _tables(report: MiaReport) -> str:
             ci = r.ci or (None, None)
             cp = r.cp or (None, None)
             valid = {True: "yes", False: "no", None: "—"}[r.valid] if r.estimable else "—"
-            rows.append([_name(rule), r.tpr, ci[0], ci[1], cp[0], cp[1], r.fpr, r.epsilon_lb, r.epsilon_point, valid])
+            rows.append([rule_label(rule), r.tpr, ci[0], ci[1], cp[0], cp[1], r.fpr, r.epsilon_lb, r.epsilon_point, valid])
             text = _rule_note(rule, r)
             if text:
-                notes.append(f"<li><strong>{esc(_name(rule))}</strong>: {esc(text)}</li>")
+                notes.append(f"<li><strong>{esc(rule_label(rule))}</strong>: {esc(text)}</li>")
         parts.append(f"<h3>α = {fmt(alpha)}</h3>" + table(headers, rows, numeric=numeric)
                      + (f"<ul>{''.join(notes)}</ul>" if notes else ""))
     body = (f"<p>Every rule at every target FPR α. CI: {level} bootstrap interval over models and records (the "
@@ -334,7 +241,7 @@ def _rule_note(rule: str, r: Any) -> str:
 
 def _meanings(report: MiaReport) -> str:
     rules = list(report.rows[0].rules) if report.rows else list(RULE_MEANING)
-    items = "".join(f"<dt>{esc(_name(r))}</dt><dd>{esc(RULE_MEANING.get(r, ''))}</dd>" for r in rules)
+    items = "".join(f"<dt>{esc(rule_label(r))}</dt><dd>{esc(RULE_MEANING.get(r, ''))}</dd>" for r in rules)
     body = (f'<dl class="kv">{items}</dl>'
             "<p>As M grows the calibrated concatenations (PP) converge to the mean per-record TPR; the naive "
             "concatenation does not, because its single threshold gives every record its own FPR.</p>")

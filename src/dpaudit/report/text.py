@@ -53,7 +53,7 @@ def render_mia(report: MiaReport) -> str:
     """A membership-inference evaluation as text: the verdict per α first, then every rule at every α with
     its CI, realised FPR, ε bound and validity, the most vulnerable records, and the diagnostics."""
     expect(report, MiaReport, "render_mia")
-    from dpaudit.mia.evaluate import RULE_NAMES
+    from dpaudit.mia.findings import RULE_LABELS as RULE_NAMES
 
     o = report.options
     level = o["level"]

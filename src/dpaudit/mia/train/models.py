@@ -174,7 +174,7 @@ def proba_logit(p: np.ndarray, log_p: np.ndarray | None = None) -> np.ndarray:
 
     ``log_p`` (the model's ``predict_log_proba``, if it has one) is used for every row whose two values
     are finite: a model that computes log-probabilities (naive Bayes) keeps their resolution. Every
-    other row is read from the probabilities, each clipped to [2⁻⁵³, 1]
+    other row is read from the probabilities, each raised to at least 2⁻⁵³
     (:data:`PROBABILITY_RESOLUTION`): a random forest whose trees all agree outputs exactly 0 and 1,
     whose log-odds are infinite; float64 does not resolve probabilities closer than 2⁻⁵³ to 1, so such
     a row scores ±:data:`SCORE_CAP` = ±36.74. (Clipping to float64's smallest positive number instead,
@@ -188,7 +188,8 @@ def proba_logit(p: np.ndarray, log_p: np.ndarray | None = None) -> np.ndarray:
     >>> proba_logit(np.array([[0.0, 1.0]]), np.array([[-100.0, -3.7e-44]])).tolist()
     [100.0]
     """
-    logs = np.log(np.clip(np.asarray(p, dtype=np.float64), PROBABILITY_RESOLUTION, 1.0))
+    with np.errstate(invalid="ignore"):  # NaN or ±inf from a broken model stay so, and are refused as scores
+        logs = np.log(np.maximum(np.asarray(p, dtype=np.float64), PROBABILITY_RESOLUTION))
     if log_p is not None and np.shape(log_p) == logs.shape:
         lp = np.asarray(log_p, dtype=np.float64)
         logs = np.where(np.isfinite(lp).all(axis=1, keepdims=True), lp, logs)
