@@ -19,7 +19,7 @@ from dpaudit.mia.designs import keep_matrix
 from dpaudit.mia.evaluate import evaluate, fpc_choice, saturation
 from dpaudit.mia.findings import Verdict, VulnerableRecords
 from dpaudit.mia.record_tests import benjamini_hochberg, rank_test_pvalues
-from dpaudit.mia.references import hash_uniform, partner_models
+from dpaudit.mia.references import model_keys, partner_models
 from dpaudit.mia.results import MiaReport, RuleResult
 from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.simulate.shapes import shaped_scores
@@ -56,9 +56,12 @@ def test_partners_are_uniform_in_the_other_group():
     assert not np.array_equal(partner_models(keep, seed=1), p)
 
 
-def test_hash_uniform_is_uniform():
-    u = hash_uniform(np.arange(64)[:, None], np.arange(4000)[None, :], 3).ravel()
-    assert abs(u.mean() - 0.5) < 0.003 and abs((u < 0.01).mean() - 0.01) < 0.001
+def test_model_keys_pick_each_model_equally_often():
+    """Across records, the model with the largest key is each of the M models 1/M of the time."""
+    key = model_keys(16, 0, 64000, 3)
+    counts = np.bincount(key.argmax(axis=0), minlength=16) / 64000
+    assert np.abs(counts - 1 / 16).max() < 0.004
+    assert np.array_equal(model_keys(16, 100, 50, 3), key[:, 100:150])
 
 
 # -- the checks -----------------------------------------------------------------------------------------

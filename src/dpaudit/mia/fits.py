@@ -31,7 +31,7 @@ import numpy as np
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._validation import number, one_of, whole_number
 from dpaudit.mia.moments import BLOCK_ELEMENTS, RecordMoments, column_blocks, record_moments
-from dpaudit.mia.references import PARTNER_SEED, REFERENCES, References, partner_models
+from dpaudit.mia.references import PARTNER_SEED, REFERENCES, References, partner_rows
 from dpaudit.mia.scores import check_score_keep
 
 __all__ = ["LooFits", "loo_fits", "LooFitter", "RecordMoments", "record_moments", "column_blocks", "BLOCK_ELEMENTS",
@@ -152,13 +152,16 @@ class LooFitter:
                     var /= self.fpc
                 self._global[g] = np.sqrt(var)[:, None]
 
-    def partners(self, cols: slice) -> np.ndarray | None:
-        """The partner model of every target of ``cols`` (balanced references), else None."""
+    def partners(self, cols: slice) -> dict[str, np.ndarray] | None:
+        """Balanced references: per group ("in", "out"), each record's model that the targets outside the
+        group leave out of it (:func:`~dpaudit.mia.references.partner_rows`); None for plain leave-one-out."""
         if self.references == "loo":
             return None
-        return partner_models(self.keep[:, cols], cols.start or 0, seed=self.partner_seed)
+        best_in, best_out = partner_rows(self.keep[:, cols], cols.start or 0, seed=self.partner_seed)
+        return {"in": best_in, "out": best_out}
 
-    def _group(self, g: str, cols: slice, partners: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _group(self, g: str, cols: slice,
+               partners: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """LOO mean, sum of squares and count of group ``g`` for every target of ``cols`` (Notes of :func:`loo_fits`).
 
         Leave-one-out: with ``w = 1`` for a target in the group and 0 outside, ``d = (t − μ)·w`` and
@@ -177,8 +180,9 @@ class LooFitter:
             dev = np.subtract(s, mean)
             dev *= w
             count = n.astype(np.int64) - member
-        else:
-            removed = np.where(member, s, np.take_along_axis(s, partners, axis=0))
+        else:  # a target outside the group removes the record's partner of the group (one score per record)
+            partner_score = s[partners[g], np.arange(s.shape[1])]
+            removed = np.where(member, s, partner_score[None, :])
             dev = removed - mean
             count = np.broadcast_to(n.astype(np.int64) - 1, k.shape).copy()
         mu = dev / n1
@@ -202,26 +206,27 @@ class LooFitter:
         and μ' is a statistic of ±1e30 whose sign is the rounding's. Which of a target's IN or OUT fits
         carries the rounding depends on its own membership, so on null data the sign did too
         (measured: random-forest-like scores at M = 16, 281 huge IN statistics against 1,355 OUT ones
-        over 30 nulls; 0 against 0 now). With the group's largest value B (held by b models) and
-        smallest S (by s), removing one score r (``removed``; plain leave-one-out: a member its own,
-        a non-member none) leaves n' = ``count`` equal scores exactly when B = S, or r = S with s = 1
-        and b = n', or r = B with b = 1 and s = n'; their value is B unless r = B ≠ S.
+        over 30 nulls; 1,132 against 1,126 now). Only records with a fit whose SS' fell within the
+        downdate's rounding (``ss`` already 0 there) are looked at: with the group's largest value B
+        (held by b models) and smallest S (by s), removing one score r (``removed``; plain
+        leave-one-out: a member its own, a non-member none) leaves n' = ``count`` equal scores exactly
+        when B = S, or r = S with s = 1 and b = n', or r = B with b = 1 and s = n'; their value is B
+        unless r = B ≠ S. (A group equal from the start has its exact mean and SS = 0 already:
+        :func:`record_moments`.)
         """
-        mom = self.moments.extremes
-        if mom is None:
+        where = np.flatnonzero((ss == 0.0).any(axis=0) & (self._groups[g][4][cols] > 0))
+        if not where.size:
             return
-        big, small, n_big, n_small = (e[cols] for e in mom[g])
-        n = self._groups[g][0][cols]
-        possible = (big == small) | ((n_big + n_small == n) & ((n_big == 1) | (n_small == 1)))
-        if not possible.any():
-            return
-        where = np.flatnonzero(possible)
-        r = np.where(member[:, where], s[:, where], np.nan) if removed is None else removed[:, where]
-        b, sm, nb, ns, left = big[where], small[where], n_big[where], n_small[where], count[:, where]
+        sub, grp, left = s[:, where], member[:, where], count[:, where]
+        b = np.where(grp, sub, -np.inf).max(axis=0)
+        sm = np.where(grp, sub, np.inf).min(axis=0)
+        nb = np.count_nonzero((sub == b) & grp, axis=0)
+        ns = np.count_nonzero((sub == sm) & grp, axis=0)
+        r = np.where(grp, sub, np.nan) if removed is None else removed[:, where]
         constant = (b == sm) | ((r == sm) & (ns == 1) & (nb == left)) | ((r == b) & (nb == 1) & (ns == left))
         value = np.where((r == b) & (b != sm), sm, b)
         block_mu, block_ss = mu[:, where], ss[:, where]
-        block_mu[constant] = value[constant]
+        block_mu[constant] = np.broadcast_to(value, constant.shape)[constant]
         block_ss[constant] = 0.0
         mu[:, where], ss[:, where] = block_mu, block_ss
 
@@ -240,7 +245,8 @@ class LooFitter:
                 sd = np.broadcast_to(self._global[g], ss.shape).copy()
             if self.location == "median":
                 k = self.keep[:, cols]
-                mu = _loo_median(self.score[:, cols], k if g == "in" else ~k, partners)
+                mu = _loo_median(self.score[:, cols], k if g == "in" else ~k,
+                                 None if partners is None else partners[g])
             parts[g] = (mu, sd, count)
         return LooFits(mu_in=parts["in"][0], sd_in=parts["in"][1], mu_out=parts["out"][0], sd_out=parts["out"][1],
                        n_in=parts["in"][2], n_out=parts["out"][2], location=self.location, variance=self.variance,
@@ -349,19 +355,20 @@ def check_fpc(fpc: Any) -> float:
     return number("fpc", fpc, low=0.0, low_open=True, high=1.0, hint=FPC_HINT)
 
 
-def _loo_median(score: np.ndarray, group: np.ndarray, partners: np.ndarray | None = None) -> np.ndarray:
+def _loo_median(score: np.ndarray, group: np.ndarray, partner: np.ndarray | None = None) -> np.ndarray:
     """Median of each record's ``group`` scores from the models other than the target (Notes above);
-    with ``partners`` (balanced references), a target outside the group leaves out its partner's score."""
+    with ``partner`` (balanced references: per record, the group's model its outside targets leave out),
+    a target outside the group leaves out that model's score."""
     n_models = score.shape[0]
     vals = np.where(group, score, np.inf)
     order = np.argsort(vals, axis=0, kind="stable")
     ordered = np.take_along_axis(vals, order, axis=0)
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(n_models)[:, None], order.shape), axis=0)
-    if partners is None:
+    if partner is None:
         removed, n = group, group.sum(axis=0)[None, :] - group
     else:  # every target removes one score of the group: its own, or its partner's
-        rank = np.where(group, rank, np.take_along_axis(rank, partners, axis=0))
+        rank = np.where(group, rank, rank[partner, np.arange(rank.shape[1])][None, :])
         removed, n = np.ones_like(group), np.broadcast_to(group.sum(axis=0)[None, :] - 1, group.shape)
     j1 = (n - 1) // 2
     j2 = n // 2

@@ -44,8 +44,8 @@ class RecordMoments:
     (``Σ d³``, ``Σ d⁴`` of the OUT deviations, for the Jarque–Bera diagnostic) are None unless
     requested. A group whose scores are all equal has its common value as mean, exactly, and SS = 0
     (a sum of n equal floats divided by n can be an ulp off, and that ulp, against a standard
-    deviation of 0, decided calls). ``extremes[g]`` = (largest, smallest, how many score the largest,
-    how many the smallest) per record, from which the fits tell a constant leave-one-out group exactly.
+    deviation of 0, decided calls): a group whose SS is within the rounding of its mean,
+    ``SS ≤ n·(8 eps·mean)²``, is checked for equal scores (largest = smallest) and set so.
     """
 
     n_in: np.ndarray
@@ -56,8 +56,6 @@ class RecordMoments:
     ss_out: np.ndarray
     m3_out: np.ndarray | None = None
     m4_out: np.ndarray | None = None
-    #: per group ("in", "out"): each record's largest and smallest score and how many models score them
-    extremes: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = None
 
 
 def record_moments(score: np.ndarray, keep: np.ndarray, *, higher: bool = False) -> RecordMoments:
@@ -85,28 +83,30 @@ def record_moments(score: np.ndarray, keep: np.ndarray, *, higher: bool = False)
                               for name in ("n_in", "mean_in", "ss_in", "n_out", "mean_out", "ss_out")}
     if higher:
         arrays.update(m3_out=np.empty(n_records), m4_out=np.empty(n_records))
-    extremes = {g: (np.empty(n_records), np.empty(n_records), np.empty(n_records, dtype=np.int64),
-                    np.empty(n_records, dtype=np.int64)) for g in ("in", "out")}
+    eps = np.finfo(np.float64).eps
     for cols in column_blocks(n_records, n_models):
         s, k = score[:, cols], keep[:, cols]
         for label, group in (("in", k), ("out", ~k)):
             n = np.count_nonzero(group, axis=0).astype(np.float64)
-            big, small, n_big, n_small = (e[cols] for e in extremes[label])
-            np.max(np.where(group, s, -np.inf), axis=0, out=big)
-            np.min(np.where(group, s, np.inf), axis=0, out=small)
-            n_big[...] = np.count_nonzero((s == big) & group, axis=0)
-            n_small[...] = np.count_nonzero((s == small) & group, axis=0)
             dev = np.multiply(s, group)  # the group's scores, 0 elsewhere
             mean = np.divide(dev.sum(axis=0), n, out=arrays[f"mean_{label}"][cols])
-            constant = big == small
-            mean[constant] = big[constant]  # exactly the common value (docstring)
             np.subtract(s, mean, out=dev)
             dev *= group
             arrays[f"n_{label}"][cols] = n
             square = dev**2
-            arrays[f"ss_{label}"][cols] = square.sum(axis=0)
+            ss = square.sum(axis=0)
+            maybe = np.flatnonzero(ss <= n * (8 * eps * mean) ** 2)
+            if maybe.size:  # possibly all equal: then the mean is exactly the common value (docstring)
+                sub, g = s[:, maybe], group[:, maybe]
+                big, small = np.where(g, sub, -np.inf).max(axis=0), np.where(g, sub, np.inf).min(axis=0)
+                equal = maybe[big == small]
+                mean[equal] = big[big == small]
+                ss[equal] = 0.0
+                dev[:, equal] = 0.0
+                square[:, equal] = 0.0
+            arrays[f"ss_{label}"][cols] = ss
             if higher and label == "out":
                 dev *= square  # d³ = d²·d and d⁴ = (d²)²: products, not pow() (Notes)
                 arrays["m3_out"][cols] = dev.sum(axis=0)
                 arrays["m4_out"][cols] = np.square(square, out=square).sum(axis=0)
-    return RecordMoments(**arrays, extremes=extremes)
+    return RecordMoments(**arrays)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from dpaudit.mia.moments import column_blocks
+
 __all__ = ["DEFAULT_FDR", "rank_test_pvalues", "benjamini_hochberg"]
 
 #: The false discovery rate at which a record is said to stand out.
@@ -44,30 +46,37 @@ def rank_test_pvalues(score: np.ndarray, keep: np.ndarray) -> np.ndarray:
     score = np.asarray(score, dtype=np.float64)
     keep = np.asarray(keep, dtype=bool)
     n_models, n_records = score.shape
-    order = np.argsort(score, axis=0, kind="stable")
-    ordered = np.take_along_axis(score, order, axis=0)
-    # mid-ranks: runs of equal values in each sorted column share the mean of their positions (1-based)
-    start = np.ones(score.shape, dtype=bool)
-    start[1:] = ordered[1:] != ordered[:-1]
-    flat_start = start.T.reshape(-1)  # column by column
-    run = np.cumsum(flat_start) - 1
-    position = np.tile(np.arange(1, n_models + 1, dtype=np.float64), n_records)
-    length = np.bincount(run).astype(np.float64)
-    first = position[flat_start]
-    mid = (first + (first + length - 1)) / 2
-    ranks_sorted = mid[run].reshape(n_records, n_models).T
-    ranks = np.empty_like(ranks_sorted)
-    np.put_along_axis(ranks, order, ranks_sorted, axis=0)
-    n_in = keep.sum(axis=0).astype(np.float64)
-    n_out = n_models - n_in
-    u = (ranks * keep).sum(axis=0) - n_in * (n_in + 1) / 2
-    column_of_run = np.repeat(np.arange(n_records), start.sum(axis=0))
-    ties = np.bincount(column_of_run, weights=length**3 - length, minlength=n_records)
-    n = float(n_models)
-    var = n_in * n_out / 12.0 * (n + 1 - ties / (n * (n - 1)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (u - n_in * n_out / 2 - 0.5) / np.sqrt(var)
-    return np.where(var > 0, special.ndtr(-z), 1.0)
+    p = np.empty(n_records)
+    position = np.arange(1, n_models + 1, dtype=np.float64)[:, None]
+    for cols in column_blocks(n_records, n_models):
+        s, k = score[:, cols], keep[:, cols]
+        order = np.argsort(s, axis=0)  # the order within ties does not change a mid-rank
+        ordered = np.take_along_axis(s, order, axis=0)
+        k_sorted = np.take_along_axis(k, order, axis=0)
+        # each sorted position's run of equal values: its first and last position (1-based)
+        start = np.ones(s.shape, dtype=bool)
+        np.not_equal(ordered[1:], ordered[:-1], out=start[1:])
+        end = np.ones(s.shape, dtype=bool)
+        end[:-1] = start[1:]
+        rank_sum = (position * k_sorted).sum(axis=0)  # R_in without ties: the IN scores' positions
+        ties = np.zeros(s.shape[1])
+        tied = np.flatnonzero(~start[1:].all(axis=0))
+        if tied.size:  # mid-ranks in the records with equal scores
+            st, en, ks = start[:, tied], end[:, tied], k_sorted[:, tied]
+            first = np.maximum.accumulate(np.where(st, position, 0.0), axis=0)
+            last = np.minimum.accumulate(np.where(en, position, np.inf)[::-1], axis=0)[::-1]
+            rank_sum[tied] = (((first + last) / 2) * ks).sum(axis=0)
+            length = last - first + 1
+            ties[tied] = (length**2 - 1).sum(axis=0)  # Σ over runs of t³ − t: a run's t members add t² − 1 each
+        n_in = k.sum(axis=0).astype(np.float64)
+        n_out = n_models - n_in
+        u = rank_sum - n_in * (n_in + 1) / 2
+        n = float(n_models)
+        var = n_in * n_out / 12.0 * (n + 1 - ties / (n * (n - 1)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = (u - n_in * n_out / 2 - 0.5) / np.sqrt(var)
+        p[cols] = np.where(var > 0, special.ndtr(-z), 1.0)
+    return p
 
 
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:

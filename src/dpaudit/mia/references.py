@@ -27,10 +27,11 @@ decision made from them and the target's own score has the same distribution for
 targets: on null data a rule's expected TPR equals its expected FPR exactly, for any score
 distribution. The price is one reference score per group per target.
 
-The partner is drawn from a counter-based hash of ``(seed, m, x)`` (SplitMix64; Steele, Lea & Flood,
+The partner comes from a counter-based hash of ``(seed, m, x)`` (SplitMix64; Steele, Lea & Flood,
 OOPSLA 2014), so a block of records gets the same partners however the matrix is split, and the
-same inputs give the same partners on any machine. With u the hash's 53-bit uniform, the partner is
-the ⌊u·n⌋-th (in model order) of the record's n models in the other group.
+same inputs give the same partners on any machine: every model of a record gets a key, and the
+partner is the other group's model with the largest key (uniform over that group, since the keys do
+not depend on membership; :func:`partner_models`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from typing import Literal, get_args
 
 import numpy as np
 
-__all__ = ["References", "REFERENCES", "DEFAULT_REFERENCES", "PARTNER_SEED", "partner_models", "hash_uniform"]
+__all__ = ["References", "REFERENCES", "DEFAULT_REFERENCES", "PARTNER_SEED", "partner_models", "partner_rows",
+           "model_keys"]
 
 #: How a target's reference fits are chosen (module docstring).
 References = Literal["balanced", "loo"]
@@ -52,30 +54,15 @@ _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
-def hash_uniform(models: np.ndarray, records: np.ndarray, seed: int) -> np.ndarray:
-    """A uniform number in [0, 1) for every (model, record) pair: SplitMix64's output on ``(seed, m, x)``.
-
-    ``models`` and ``records`` broadcast against each other (integers below 2³²); the top 53 bits of
-    the 64-bit hash make the float.
-
-    Examples
-    --------
-    >>> u = hash_uniform(np.arange(4)[:, None], np.arange(3)[None, :], 0)
-    >>> u.shape, bool(((0 <= u) & (u < 1)).all())
-    ((4, 3), True)
-    >>> bool(np.array_equal(u[:, 1:], hash_uniform(np.arange(4)[:, None], np.arange(1, 3)[None, :], 0)))
-    True
-    """
-    key = (np.asarray(records, dtype=np.uint64) << np.uint64(32)) | np.asarray(models, dtype=np.uint64)
-    z = key + np.uint64(((seed + 1) * _GOLDEN) & _MASK)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z ^= z >> np.uint64(31)
-    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
-
-
 def partner_models(keep: np.ndarray, first_record: int = 0, *, seed: int = PARTNER_SEED) -> np.ndarray:
     """The partner of every target of a block of records: a model of the record's other group.
+
+    Every model of every record gets a key (:func:`model_keys`, a hash of (seed, m, x)); an IN
+    target's partner is the record's OUT model with the largest key, an OUT target's its IN model with
+    the largest key. The keys are independent of membership, so given the group (a uniformly random
+    subset under the null) the model with the largest key is a uniform draw from it: each target's
+    partner is uniform over the other group, which is all the balance argument needs (module
+    docstring). One masked maximum per record and group; all IN targets of a record share a partner.
 
     Parameters
     ----------
@@ -89,7 +76,7 @@ def partner_models(keep: np.ndarray, first_record: int = 0, *, seed: int = PARTN
     Returns
     -------
     ndarray of int, shape (M, width)
-        For an IN target, a uniformly drawn OUT model of its record; for an OUT target, an IN model.
+        For an IN target, an OUT model of its record; for an OUT target, an IN model.
 
     Examples
     --------
@@ -98,12 +85,37 @@ def partner_models(keep: np.ndarray, first_record: int = 0, *, seed: int = PARTN
     >>> bool(set(p[:2, 0]) <= {2, 3, 4}), bool(set(p[2:, 0]) <= {0, 1})
     (True, True)
     """
+    best_in, best_out = partner_rows(keep, first_record, seed=seed)
+    return np.where(keep, best_out[None, :], best_in[None, :])
+
+
+def partner_rows(keep: np.ndarray, first_record: int = 0, *, seed: int = PARTNER_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Per record of the block, the partner of its OUT targets (its IN model with the largest key) and of
+    its IN targets (its OUT model with the largest key): :func:`partner_models` as two arrays of shape
+    (width,)."""
     n_models, width = keep.shape
-    order = np.argsort(~keep, axis=0, kind="stable")  # each record's IN models, then its OUT models
-    n_in = np.count_nonzero(keep, axis=0)
-    n_out = n_models - n_in
-    u = hash_uniform(np.arange(n_models)[:, None], np.arange(first_record, first_record + width)[None, :], seed)
-    size = np.where(keep, n_out, n_in)  # the other group's size
-    pick = np.minimum((u * size).astype(np.int64), size - 1)
-    pick += keep * n_in  # an IN target's partner lies among the OUT models, after the n_in IN ones
-    return np.take_along_axis(order, pick, axis=0)
+    key = model_keys(n_models, first_record, width, seed)
+    best_out = np.where(keep, np.uint64(0), key).argmax(axis=0)
+    best_in = np.where(keep, key, np.uint64(0)).argmax(axis=0)
+    return best_in, best_out
+
+
+def model_keys(n_models: int, first_record: int, width: int, seed: int) -> np.ndarray:
+    """The key of every (model, record) of a block, shape (n_models, width), uint64: one SplitMix64 round
+    of the xor of a model's and a record's own SplitMix64 hash (each of (seed, index)) — the same keys
+    whatever the block, at a quarter of the cost of hashing every pair in full. Ties (probability
+    ~M²/2⁶⁴) go to the lower model index."""
+    rows = _splitmix(np.arange(n_models, dtype=np.uint64) + np.uint64(((seed + 1) * _GOLDEN) & _MASK))
+    cols = _splitmix(np.arange(first_record, first_record + width, dtype=np.uint64) * np.uint64(0xD1B54A32D192ED03)
+                     + np.uint64(seed))
+    z = rows[:, None] ^ cols[None, :]
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def _splitmix(z: np.ndarray) -> np.ndarray:
+    z = z + np.uint64(_GOLDEN)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))

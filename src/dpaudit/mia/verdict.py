@@ -37,7 +37,7 @@ when its rank test survives the Benjamini–Hochberg correction over the pool (:
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from dpaudit.mia.findings import RULE_LABELS, Verdict, VulnerableRecords
 from dpaudit.mia.record_tests import DEFAULT_FDR, benjamini_hochberg
@@ -149,8 +149,10 @@ def record_intervals(called: np.ndarray, n: np.ndarray, level: float) -> tuple[n
     calls (a randomised rule's expected count) rounded down for the lower end and up for the upper end."""
     tail = (1 - level) / 2
     low_count, high_count = np.floor(called + 1e-9), np.minimum(np.ceil(called - 1e-9), n)
-    low = np.where(low_count > 0, stats.beta.ppf(tail, low_count, n - low_count + 1), 0.0)
-    high = np.where(high_count < n, stats.beta.ppf(1 - tail, high_count + 1, n - high_count), 1.0)
+    with np.errstate(invalid="ignore"):  # the ends at 0 and n are set, not computed
+        low = np.where(low_count > 0, special.betaincinv(np.maximum(low_count, 1), n - low_count + 1, tail), 0.0)
+        high = np.where(high_count < n, special.betaincinv(high_count + 1, np.maximum(n - high_count, 1), 1 - tail),
+                        1.0)
     return np.nan_to_num(low), np.nan_to_num(high, nan=1.0)
 
 
