@@ -52,7 +52,7 @@ from dpaudit.mia.per_record import (
     parametric_per_record,
     rank_cap,
 )
-from dpaudit.mia.references import partner_models
+from dpaudit.mia.references import counted_targets, partner_models
 from dpaudit.mia.results import AlphaResult, FprSpread, MiaReport, RuleResult
 from dpaudit.mia.scores import ScoreSet
 
@@ -456,12 +456,14 @@ def old_auc(roc):
     return area2 / (2.0 * roc["n_pos"] * roc["n_neg"])
 
 
-def old_per_record_rates(score, keep, threshold):
+def old_per_record_rates(score, keep, threshold, counted=None):
+    """(With ``counted``, issue 23: only the counted targets of each record.)"""
     hit = score >= threshold
-    n_in = keep.sum(axis=0)
-    n_out = keep.shape[0] - n_in
-    tp = np.count_nonzero(hit & keep, axis=0)
-    fp = np.count_nonzero(hit & ~keep, axis=0)
+    pos, neg = (keep, ~keep) if counted is None else (keep & counted, ~keep & counted)
+    n_in = pos.sum(axis=0)
+    n_out = neg.sum(axis=0)
+    tp = np.count_nonzero(hit & pos, axis=0)
+    fp = np.count_nonzero(hit & neg, axis=0)
     tpr = np.divide(tp, n_in, out=np.full(n_in.shape, np.nan), where=n_in > 0)
     fpr = np.divide(fp, n_out, out=np.full(n_out.shape, np.nan), where=n_out > 0)
     return tpr, fpr
@@ -606,10 +608,11 @@ def old_not_estimable(n_out, alpha):
     return int(np.min(n_out)) < min_out_models(alpha)
 
 
-def old_empirical_per_record(ranks, alpha):
+def old_empirical_per_record(ranks, alpha, counted=None):
     hits = old_hit_probability(ranks, alpha)
     k = ranks["keep"]
-    return np.where(k, hits, 0.0).sum(axis=0) / k.sum(axis=0), np.where(k, 0.0, hits).sum(axis=0) / (~k).sum(axis=0)
+    pos, neg = (k, ~k) if counted is None else (k & counted, ~k & counted)
+    return np.where(pos, hits, 0.0).sum(axis=0) / pos.sum(axis=0), np.where(neg, hits, 0.0).sum(axis=0) / neg.sum(axis=0)
 
 
 def _old_record_fit(score, group):
@@ -663,24 +666,27 @@ class OldBootstrap:
     def record_mean(self, values):
         return (self.w_records @ np.asarray(values, dtype=np.float64)) / self.w_records.sum(axis=1)
 
-    def tpr_at_fpr(self, stat, keep, alphas):
+    def tpr_at_fpr(self, stat, keep, alphas, counted=None):
+        """(With ``counted``, issue 23: the other targets are neither members nor non-members.)"""
         n = self.shape[1]
-        flat = np.asarray(stat).ravel()
+        counted = np.ones(np.shape(keep), dtype=bool) if counted is None else counted
+        flat = np.where(counted, stat, -np.inf).ravel()
         order = np.argsort(-flat, kind="stable")
         sorted_stat = flat[order]
         group_end = np.append(sorted_stat[1:] != sorted_stat[:-1], True)
-        pos_sorted = np.asarray(keep).ravel()[order]
+        pos_sorted = (np.asarray(keep) & counted).ravel()[order]
+        neg_sorted = (~np.asarray(keep) & counted).ravel()[order]
         rows, cols = order // n, order % n
-        tot_pos = self.weighted_sum(keep)
-        tot_neg = self.w_models.sum(axis=1) * self.w_records.sum(axis=1) - tot_pos
-        neg_rank = np.cumsum(~pos_sorted) / max((~pos_sorted).sum(), 1)
+        tot_pos = self.weighted_sum(np.asarray(keep) & counted)
+        tot_neg = self.weighted_sum(~np.asarray(keep) & counted)
+        neg_rank = np.cumsum(neg_sorted) / max(neg_sorted.sum(), 1)
         prefix = int(np.searchsorted(neg_rank, min(1.0, 4 * max(alphas) + 0.01), side="right")) + 1
         out = np.empty((self.n_boot, len(alphas)))
         for b, (wm, wx) in enumerate(zip(self.w_models, self.w_records)):
             for length in (prefix, len(order)):
                 sl = slice(0, min(length, len(order)))
                 w = wm[rows[sl]] * wx[cols[sl]]
-                fpr = np.cumsum(np.where(pos_sorted[sl], 0.0, w)) / max(tot_neg[b], 1e-300)
+                fpr = np.cumsum(np.where(neg_sorted[sl], w, 0.0)) / max(tot_neg[b], 1e-300)
                 tpr = np.cumsum(np.where(pos_sorted[sl], w, 0.0)) / max(tot_pos[b], 1e-300)
                 if fpr[-1] > max(alphas) or sl.stop == len(order):
                     break
@@ -703,13 +709,15 @@ def _old_epsilon(tp, n_pos, fp, n_neg, *, delta, level, tpr_reps=None, fpr_reps=
     return eps, float(bound.point)
 
 
-def _old_pooled(hits, keep, boot, *, delta, level, **extra):
-    n_pos, n_neg = int(keep.sum()), int(keep.size - keep.sum())
-    tp, fp = float(np.where(keep, hits, 0).sum()), float(np.where(keep, 0, hits).sum())
+def _old_pooled(hits, keep, boot, *, delta, level, counted=None, **extra):
+    """(With ``counted``, issue 23: only the counted targets are members or non-members.)"""
+    pos, neg = (keep, ~keep) if counted is None else (keep & counted, ~keep & counted)
+    n_pos, n_neg = int(pos.sum()), int(neg.sum())
+    tp, fp = float(np.where(pos, hits, 0).sum()), float(np.where(neg, hits, 0).sum())
     lo, hi = clopper_pearson(math.floor(tp + 1e-9), n_pos, level=level)
     tpr_reps = fpr_reps = None
     if boot is not None:
-        tpr_reps, fpr_reps = boot.rate(hits, keep), boot.rate(hits, ~keep)
+        tpr_reps, fpr_reps = boot.rate(hits, pos), boot.rate(hits, neg)
     eps_lb, eps_point = _old_epsilon(tp, n_pos, fp, n_neg, delta=delta, level=level, tpr_reps=tpr_reps,
                                      fpr_reps=fpr_reps)
     return RuleResult(True, tp / n_pos, fp / n_neg, eps_lb, eps_point,
@@ -732,30 +740,34 @@ def old_evaluate(scores, *, attack=None, fpr=(1e-2, 1e-3), threshold_kind="t", f
     fits = old_loo_fits(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value,
                         references=references)
     stat = old_lira_online(signal, fits) if attack.name == "lira" else attack.statistic(scores, None)
-    pooled = old_roc(stat, keep)
+    counted = counted_targets(keep)  # (issue 23) None: every target counts
+    every = np.ones(keep.shape, dtype=bool) if counted is None else counted
+    pooled = old_roc(stat[every], keep[every])
     f = old_pp_transform(signal, fits, sign)
     z_positive = f if sign == "positive" else old_pp_transform(signal, fits, "positive")
     ranks = old_conformal_ranks(signal, keep)
     n_out_records = (~keep).sum(axis=0)
     boot = OldBootstrap(keep.shape, n_boot, seed=seed) if n_boot else None
-    naive_boot = boot.tpr_at_fpr(stat, keep, alphas) if boot else None
+    naive_boot = boot.tpr_at_fpr(stat, keep, alphas, counted) if boot else None
     eps = {"delta": delta, "level": level}
     rows = []
     for j, alpha in enumerate(alphas):
         rules = {}
         point = old_point_at_fpr(pooled, alpha, strict=strict)
-        _, rec_fpr = old_per_record_rates(stat, keep, point["thresholds"])
-        naive = _old_pooled(stat >= point["thresholds"], keep, boot, threshold=float(point["thresholds"]), **eps)
+        _, rec_fpr = old_per_record_rates(stat, keep, point["thresholds"], counted)
+        naive = _old_pooled(stat >= point["thresholds"], keep, boot, threshold=float(point["thresholds"]),
+                            counted=counted, **eps)
         rules["naive"] = RuleResult(True, naive.tpr, naive.fpr, naive.epsilon_lb, naive.epsilon_point,
                                     ci=None if naive_boot is None else (percentile_interval(naive_boot[:, j], level)),
                                     threshold=naive.threshold)
         for kind in ("normal", "t"):
-            rules[f"pp_{kind}"] = _old_pooled(f >= old_threshold(alpha, kind=kind, n_out=fits["n_out"]), keep, boot, **eps)
+            rules[f"pp_{kind}"] = _old_pooled(f >= old_threshold(alpha, kind=kind, n_out=fits["n_out"]), keep, boot,
+                                              counted=counted, **eps)
         if old_not_estimable(n_out_records, alpha):
             rules["pp_rank"] = rules["per_record_empirical"] = RuleResult.not_estimable("(reason)")
         else:
-            rank = rules["pp_rank"] = _old_pooled(old_hit_probability(ranks, alpha), keep, boot, **eps)
-            emp_tpr, emp_fpr = old_empirical_per_record(ranks, alpha)
+            rank = rules["pp_rank"] = _old_pooled(old_hit_probability(ranks, alpha), keep, boot, counted=counted, **eps)
+            emp_tpr, emp_fpr = old_empirical_per_record(ranks, alpha, counted)
             rules["per_record_empirical"] = _old_per_record(emp_tpr, boot, level, fpr=float(emp_fpr.mean()),
                                                             epsilon_lb=rank.epsilon_lb, epsilon_point=rank.epsilon_point)
         par = old_parametric_per_record(signal, keep, alpha, fpc=fpc_value)

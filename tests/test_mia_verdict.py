@@ -105,11 +105,16 @@ def test_headline_order_and_fallbacks():
 def test_rank_test_is_valid_and_bh_is_the_textbook_procedure():
     from scipy import stats
 
-    s = shaped_scores("tied", 16, 300, seed=1)
+    s = shaped_scores("tied", 16, 300, seed=1)  # ties: the normal approximation with the tie correction
     p = rank_test_pvalues(np.asarray(s.score), np.asarray(s.keep))
     ref = [stats.mannwhitneyu(s.score[s.keep[:, x], x], s.score[~s.keep[:, x], x], alternative="greater",
                               method="asymptotic").pvalue for x in range(300)]
     assert np.allclose(p, ref, rtol=1e-12, atol=1e-15)
+    g = shaped_scores("gaussian", 16, 300, seed=1)  # no ties, 8 × 8 pairs: the exact p-value
+    p = rank_test_pvalues(np.asarray(g.score), np.asarray(g.keep))
+    ref = [stats.mannwhitneyu(g.score[g.keep[:, x], x], g.score[~g.keep[:, x], x], alternative="greater",
+                              method="exact").pvalue for x in range(300)]
+    assert np.allclose(p, ref, rtol=1e-10, atol=1e-15)
     q = benjamini_hochberg(p)
     order = np.argsort(p)
     expected = np.minimum.accumulate((p[order] * p.size / np.arange(1, p.size + 1))[::-1])[::-1]
@@ -125,6 +130,18 @@ def test_planted_leaky_records_stand_out_and_lead_the_list(leaky_report):
     assert set(range(20)) <= standing and len(standing - set(range(20))) <= 2
     assert v.record_id[:3] == tuple(r * 10 + 7 for r in v.record[:3])  # the records' own identifiers
     assert all(lo <= t <= hi for lo, t, hi in zip(v.ci_low, v.tpr, v.ci_high))
+
+
+def test_exactly_separated_records_stand_out_at_small_m():
+    """M = 16: 30 of 5,000 records with every IN score above every OUT score stand out (exact p-values:
+    1/12,870 each; the normal approximation's 4.7e-4 would leave them all below the FDR line)."""
+    rng = np.random.default_rng(4)
+    keep = keep_matrix(16, 5000, seed=rng)
+    score = rng.normal(size=(16, 5000))
+    score[:, :30] += 100.0 * keep[:, :30]
+    row = evaluate(ScoreSet(score, keep, train_size=2500, pool_size=5000), fpr=(0.05,), n_boot=0).rows[0]
+    assert row.vulnerable.standing_out >= 30 and set(row.vulnerable.record[:30]) == set(range(30))
+    assert "stand out on their own" in row.verdict.notes[-1]
 
 
 def test_on_null_data_no_record_stands_out():
@@ -252,3 +269,67 @@ def test_verdict_and_records_types_round_trip():
     r = VulnerableRecords(0.01, "pp_t", 0.95, (1, 0), (0.5, 0.1), (0.2, 0.0), (0.8, 0.4), (0.0, 0.1), (8, 8),
                           (0.001, 0.5), (0.002, 0.5), 0.05)
     assert VulnerableRecords.from_dict(r.to_dict()) == r and r.standing_out == 1
+
+
+# -- what an independent review found (issue 23): each a null on which the report claimed leakage -------
+
+def test_plain_leave_one_out_never_lets_a_gaussian_rule_carry_the_verdict():
+    """5 % of the scores at 708.4, M = 64: with plain leave-one-out references PP-t reported ε ≥ 0.22 on
+    noise, and the verdict took it; only the rank rule may carry a verdict with those references."""
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=(64, 5000))
+    s[rng.random(s.shape) < 0.05] = 708.4
+    scores = ScoreSet(s, keep_matrix(64, 5000, seed=100), train_size=2500, pool_size=5000)
+    loo = evaluate(scores, fpr=(0.01,), n_boot=50, references="loo").rows[0]
+    assert loo.rules["pp_t"].epsilon_lb > 0  # the leave-one-out rule's false claim …
+    assert loo.verdict.kind == "not_estimable" and "plain leave-one-out" in " ".join(loo.verdict.notes)  # … not taken
+    assert evaluate(scores, fpr=(0.01,), n_boot=50).rows[0].verdict.kind == "not_estimable"
+
+
+@pytest.mark.parametrize("design", ["3 or 13 of 16", "poisson q=0.7"])
+def test_records_with_unequal_in_counts_claim_no_leakage_on_noise(design):
+    """Records IN in different numbers of models: pooled TPR weighted records by their IN counts and FPR by
+    their OUT counts, and the report said "evidence of leakage, ε ≥ 0.03" (PP-t, valid) and naive ε ≥ 1.24
+    on Gaussian noise. Counting as many IN as OUT targets per record removes it."""
+    from dpaudit.mia.designs import poisson_keep
+
+    rng = np.random.default_rng(0)
+    m, n = 16, 6000
+    if design.startswith("3"):
+        keep = np.zeros((m, n), dtype=bool)
+        for x in range(n):
+            keep[rng.choice(m, 3 if x % 2 == 0 else 13, replace=False), x] = True
+        score = rng.normal(size=(m, n))
+    else:
+        keep = poisson_keep(m, n, inclusion=0.7, seed=1)
+        score = np.clip(np.round(rng.normal(size=(m, n))), -1, 1)  # three values: heavy ties
+    rep = evaluate(ScoreSet(score, keep, train_size=n // 2, pool_size=n), fpr=(0.05, 0.01), n_boot=60)
+    for row in rep.rows:
+        assert row.verdict.kind != "leakage", row.verdict.text
+        for name, r in row.rules.items():
+            if r.estimable and r.ci is not None and name != "per_record_parametric":
+                assert abs(r.tpr - r.fpr) <= r.ci[1] - r.ci[0], (row.alpha, name, r.tpr, r.fpr, r.ci)
+                assert not r.epsilon_lb, (row.alpha, name, r.epsilon_lb)
+
+
+def test_every_target_counts_where_records_share_their_in_count():
+    from dpaudit.mia.references import counted_targets
+
+    assert counted_targets(keep_matrix(16, 100, seed=0)) is None
+    keep = np.zeros((10, 4), dtype=bool)
+    keep[:3, 0], keep[:7, 1], keep[:5, 2], keep[:4, 3] = True, True, True, True
+    c = counted_targets(keep)
+    assert [int((c[:, x] & keep[:, x]).sum()) for x in range(4)] == [3, 3, 5, 4]
+    assert [int((c[:, x] & ~keep[:, x]).sum()) for x in range(4)] == [3, 3, 5, 4]
+
+
+def test_a_reversed_signal_is_said():
+    """Membership lowering the score (a loss): the one-sided rank rule's TPR falls below its FPR; the
+    verdict says so and how to read such scores."""
+    rng = np.random.default_rng(2)
+    keep = keep_matrix(256, 1500, seed=rng)
+    score = rng.normal(size=(256, 1500)) - 1.0 * keep
+    row = evaluate(ScoreSet(score, keep, train_size=750, pool_size=1500), fpr=(0.05,), n_boot=40).rows[0]
+    assert row.verdict.kind == "no_evidence" and "negated scores" in " ".join(row.verdict.notes)
+    negated = evaluate(ScoreSet(-score, keep, train_size=750, pool_size=1500), fpr=(0.05,), n_boot=40).rows[0]
+    assert negated.verdict.kind == "leakage"

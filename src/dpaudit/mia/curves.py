@@ -75,7 +75,7 @@ def _pp_curves(f: np.ndarray, members: np.ndarray, n_out: np.ndarray, *, balance
     else n_out for an IN target and n_out − 1 for an OUT one, as in :func:`~dpaudit.mia.evaluate.evaluate`).
     """
     n_pos = int(np.count_nonzero(members))
-    n_neg = members.size - n_pos
+    n_neg = int(np.count_nonzero(~members & (f > -np.inf)))  # a target no rule counts has f = −inf
     alphas = _curve_alphas(n_neg)
     points = alphas.size
     out: dict[str, Curve] = {}

@@ -74,7 +74,7 @@ from dpaudit.mia.metrics.pooled import mann_whitney_auc
 from dpaudit.mia.metrics.replicates import TargetSets
 from dpaudit.mia.per_record import models_needed, parametric_per_record, t_test_calls
 from dpaudit.mia.record_tests import rank_test_pvalues
-from dpaudit.mia.references import DEFAULT_REFERENCES, REFERENCES, References
+from dpaudit.mia.references import DEFAULT_REFERENCES, REFERENCES, References, counted_targets
 from dpaudit.mia.results import MiaReport
 from dpaudit.mia.rule_results import RULE_NAMES, RULES, RowContext, alpha_rows, bootstrap_replicates
 from dpaudit.mia.scores import ScoreSet
@@ -244,24 +244,30 @@ def evaluate(
     fitter = LooFitter(signal, keep, location=attack.location, variance=attack.variance, fpc=fpc_value,
                        moments=moments, references=refs)
     n_in, n_out = moments.n_in.astype(np.int64), moments.n_out.astype(np.int64)
-    n_pos, n_neg = int(n_in.sum()), int(n_out.sum())
+    # the targets the rules count: all, unless records differ in their numbers of IN models (then as many
+    # IN as OUT targets per record, so pooled TPR and FPR weight the records alike: references.counted_targets)
+    counted = counted_targets(keep)
+    c_in, c_out = (n_in, n_out) if counted is None else (np.minimum(n_in, n_out),) * 2
+    n_pos, n_neg = int(c_in.sum()), int(c_out.sum())
     inclusion = poisson_inclusion(scores)
     balanced = refs == "balanced"
-    plan = RulePlan.of(alphas, moments, balanced=balanced, fpc=fpc_value, inclusion=inclusion)
+    plan = RulePlan.of(alphas, moments, balanced=balanced, fpc=fpc_value, inclusion=inclusion,
+                       all_counted=counted is None)
 
     boot = Bootstrap(keep.shape, n_boot, seed=seed) if n_boot else None
     sets = TargetSets(keep.shape, len(plan.index), group=boot.group) if boot else None
     tally = Tally.start(plan, n_records)
     curve = CurveSample.of(n_models, n_records)
     statistic = Statistic(scores, attack, signal, keep, fpc_value, n_neg, references=refs)
-    first_pass(signal, keep, fitter, plan, tally, statistic, curve, sets, sign=sign, n_in=n_in, n_out=n_out)
+    first_pass(signal, keep, fitter, plan, tally, statistic, curve, sets, sign=sign, n_in=c_in, n_out=c_out,
+               counted=counted)
 
     # the naive rule: thresholds from one sort of the non-members' statistic, then pass 2 counts it
-    pooled = statistic.pooled()
+    pooled = statistic.pooled(counted)
     stat = statistic.stat
     assert stat is not None
     cuts = [pooled.cut(a, strict=strict) for a in alphas]
-    naive_pass(stat, keep, cuts, tally, sets, plan, n_out)
+    naive_pass(stat, keep, cuts, tally, sets, plan, c_out)
 
     parametric = [parametric_per_record(signal, keep, a, fpc=fpc_value, moments=moments).tpr for a in alphas]
     reps: dict[str, np.ndarray] = {}
@@ -270,7 +276,7 @@ def evaluate(
 
     # the statistic is no longer needed as a matrix: its members' values are sorted in its place for
     # the AUC, and each naive threshold (the smallest score the rule calls) is read off both classes
-    positives = sorted_positives(stat, keep, own_stat=statistic.blockwise)
+    positives = sorted_positives(stat, keep if counted is None else keep & counted, own_stat=statistic.blockwise)
     naive_threshold = [smallest_above(c, pooled.negatives, positives) for c in cuts]
     auc_naive = mann_whitney_auc(pooled.negatives, positives)
     share_non_normal = _jarque_bera_share(moments)
@@ -279,8 +285,9 @@ def evaluate(
     raw = parametric if fpc_value is None else [parametric_per_record(signal, keep, a, moments=moments).tpr
                                                   for a in alphas]
     calls = [t_test_calls(signal, keep, a, moments) for a in alphas]
-    ctx = RowContext(n_pos, n_neg, delta, level, share_non_normal, threshold_kind, needs, n_in,
-                     rank_test_pvalues(signal, keep), [np.asarray(p) for p in raw], calls, scores.record_ids)
+    ctx = RowContext(n_pos, n_neg, delta, level, share_non_normal, threshold_kind, needs, c_in, c_out,
+                     rank_test_pvalues(signal, keep), [np.asarray(p) for p in raw], calls, n_in, balanced,
+                     scores.record_ids)
     rows_out = alpha_rows(plan, tally, parametric, reps, naive_threshold, n_out, ctx)
     options = {"attack": attack.name, "attack_options": attack.options(), "threshold": threshold_kind, "fpc": fpc,
                "fpc_why": fpc_why, "references": refs,
@@ -294,7 +301,7 @@ def evaluate(
     curves = {"naive": naive_curve(pooled.negatives, positives, n_models, n_records),
               **curve.curves(n_out, balanced=balanced),
               "per_record_parametric": parametric_curve(moments, fpc_value, n_neg)}
-    histograms = tuple(fpr_histogram(a, tally.rec_fpr[j], int(n_out.min())) for j, a in enumerate(alphas))
+    histograms = tuple(fpr_histogram(a, tally.rec_fpr[j], int(c_out.min())) for j, a in enumerate(alphas))
     return MiaReport(n_models, n_records, alphas, rows_out, options, diagnostics, curves, histograms)
 
 
@@ -308,20 +315,29 @@ def fpc_choice(scores: ScoreSet, fpc: bool | None) -> tuple[bool, str]:
     if design in ("efficient", "poisson"):
         return True, f"on by default: the scores record their design ({design}: training sets drawn from the pool)"
     return False, ("off by default: the scores record no design (meta.design), so nothing says the training sets "
-                   "were drawn from this pool; fpc=True (--fpc) applies it")
+                   "were drawn from this pool; --fpc (fpc=True in Python) applies it")
+
+
+#: The smallest |φ| read as a saturated output in a score set that records no cap: the logit of a
+#: probability within 1e-13 of 0 or 1 (a cap of 2⁻⁵³ scores 36.74, float64's smallest number 708.4).
+SATURATED_LOGIT = 30.0
 
 
 def saturation(scores: ScoreSet) -> dict[str, float]:
     """The share of scores at a cap (``share_saturated``): at ±``meta["score_cap"]`` when the score set
     records the cap its scores were clipped to (``mia train``'s probability-only models), else at the
-    matrix's largest or smallest value when that value repeats (an output saturated at 0 or 1)."""
+    matrix's largest or smallest value when that value repeats and lies at |φ| ≥ :data:`SATURATED_LOGIT`
+    (an output saturated at 0 or 1; the extremes of discrete scores are not)."""
     score = np.asarray(scores.score)
     cap = scores.meta.get("score_cap")
     if isinstance(cap, (int, float)) and cap > 0:
         return {"share_saturated": float(np.mean(np.abs(score) >= cap)), "score_cap": float(cap)}
     top, bottom = float(score.max()), float(score.min())
-    at_top, at_bottom = np.count_nonzero(score == top), np.count_nonzero(score == bottom)
-    count = (at_top if at_top > 1 else 0) + (at_bottom if at_bottom > 1 and bottom != top else 0)
+    count = 0
+    for value in {top, bottom}:  # a repeated extreme at a logit of |φ| ≥ 30 (a probability within 1e-13 of 0 or 1)
+        repeats = int(np.count_nonzero(score == value))
+        if repeats > 1 and abs(value) >= SATURATED_LOGIT:
+            count += repeats
     return {"share_saturated": count / score.size}
 
 

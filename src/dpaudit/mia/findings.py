@@ -97,8 +97,8 @@ class VulnerableRecords:
     level : float
         Level of the per-record intervals.
     record : tuple of int
-        Pool index of each record (the score matrix's column), ranked by TPR, then by the interval's
-        lower end, descending.
+        Pool index of each record (the score matrix's column), ranked: the records that stand out
+        first, each group by TPR, then by the interval's lower end, descending.
     record_id : tuple of int or None
         The records' own identifiers when the score set carries them (a ``mia train`` run: the data
         file's row numbers), in the same order.

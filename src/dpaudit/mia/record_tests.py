@@ -21,15 +21,19 @@ are higher than its OUT scores beyond what chance gives over the whole pool:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import special
 
 from dpaudit.mia.moments import column_blocks
 
-__all__ = ["DEFAULT_FDR", "rank_test_pvalues", "benjamini_hochberg"]
+__all__ = ["DEFAULT_FDR", "EXACT_PAIRS", "rank_test_pvalues", "exact_upper_tail", "benjamini_hochberg"]
 
 #: The false discovery rate at which a record is said to stand out.
 DEFAULT_FDR = 0.05
+#: Records without ties and at most this many (IN, OUT) pairs get the exact p-value.
+EXACT_PAIRS = 4096
 
 
 def rank_test_pvalues(score: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -40,8 +44,8 @@ def rank_test_pvalues(score: np.ndarray, keep: np.ndarray) -> np.ndarray:
     >>> keep = np.array([[True, True], [True, False], [True, True], [False, False], [False, True], [False, False]])
     >>> score = np.array([[5.0, 1], [6, 1], [7, 1], [1, 1], [2, 1], [3, 1]])
     >>> p = rank_test_pvalues(score, keep)
-    >>> round(float(p[0]), 4), float(p[1])   # every IN score above every OUT score; all scores tied
-    (0.0404, 1.0)
+    >>> round(float(p[0]), 4), float(p[1])   # every IN above every OUT: exactly 1/C(6, 3); all scores tied
+    (0.05, 1.0)
     """
     score = np.asarray(score, dtype=np.float64)
     keep = np.asarray(keep, dtype=bool)
@@ -75,8 +79,40 @@ def rank_test_pvalues(score: np.ndarray, keep: np.ndarray) -> np.ndarray:
         var = n_in * n_out / 12.0 * (n + 1 - ties / (n * (n - 1)))
         with np.errstate(divide="ignore", invalid="ignore"):
             z = (u - n_in * n_out / 2 - 0.5) / np.sqrt(var)
-        p[cols] = np.where(var > 0, special.ndtr(-z), 1.0)
+        block = np.where(var > 0, special.ndtr(-z), 1.0)
+        exact = (ties == 0) & (n_in * n_out <= EXACT_PAIRS)
+        for a, b in {(int(x), int(y)) for x, y in zip(n_in[exact], n_out[exact])}:
+            which = exact & (n_in == a) & (n_out == b)
+            block[which] = exact_upper_tail(a, b)[np.rint(u[which]).astype(np.int64)]
+        p[cols] = block
     return p
+
+
+@functools.lru_cache(maxsize=64)
+def exact_upper_tail(n_in: int, n_out: int) -> np.ndarray:
+    """``P(U ≥ u)`` for u = 0 … n_in·n_out under the null, U the Mann–Whitney count of (IN, OUT) pairs with
+    the IN score above, without ties: the recursion ``P_{a,b}(u) = a/(a + b)·P_{a−1,b}(u − b) +
+    b/(a + b)·P_{a,b−1}(u)`` (the largest of the a + b scores is IN with probability a/(a + b), and then
+    above all b OUT scores), in probabilities so that no count overflows.
+
+    Examples
+    --------
+    >>> tail = exact_upper_tail(8, 8)
+    >>> round(float(tail[64]) * 12870, 9), float(tail[0])   # all IN above all OUT: 1 of C(16, 8) arrangements
+    (1.0, 1.0)
+    """
+    # row[j] = the pmf of U for sizes (a, j), j = 0 … n_out, built up a = 0 … n_in
+    row = [np.ones(1) for _ in range(n_out + 1)]  # a = 0: U = 0
+    for a in range(1, n_in + 1):
+        new = [np.ones(1)]  # b = 0: U = 0
+        for b in range(1, n_out + 1):
+            pmf = np.zeros(a * b + 1)
+            pmf[b:b + row[b].size] += a / (a + b) * row[b]  # largest is IN: U gains b
+            pmf[:new[b - 1].size] += b / (a + b) * new[b - 1]  # largest is OUT
+            new.append(pmf)
+        row = new
+    tail = np.cumsum(row[n_out][::-1])[::-1]
+    return tail / tail[0]  # P(U ≥ 0) = 1 exactly, whatever the rounding of the sum
 
 
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:

@@ -102,10 +102,11 @@ def bootstrap_replicates(boot: Bootstrap, sets: TargetSets, tally: Tally, plan: 
         counts, sums = boot.column_totals(block, sets, records)
         entries = boot.entry_totals(block, listed)
         tp_pos = counts[:, index["keep"]]
-        neg = np.maximum(block.w_models.sum(axis=1) * block.w_records.sum(axis=1) - tp_pos, 1e-300)
+        neg = np.maximum(counts[:, index["out"]] if "out" in index  # only the counted OUT targets
+                         else block.w_models.sum(axis=1) * block.w_records.sum(axis=1) - tp_pos, 1e-300)
         pos = np.maximum(tp_pos, 1e-300)
         naive_cut = counts[:, [index[f"naive/{j}"] for j in range(n_alpha)]]
-        tpr, fp_anchor = rechosen.tpr(block, naive_cut, tp_pos)
+        tpr, fp_anchor = rechosen.tpr(block, naive_cut, tp_pos, neg)
         found = {"naive_rechosen": tpr, "naive_tpr": naive_cut / pos[:, None], "naive_fpr": fp_anchor / neg[:, None],
                  "records": sums / block.w_records.sum(axis=1)[:, None]}
         for rule in ("pp_normal", "pp_t"):
@@ -133,8 +134,9 @@ def _replicates(reps: dict[str, np.ndarray], ranked: list[int], rule: str,
 class RowContext:
     """What :func:`alpha_rows` needs besides the counts: the pooled sizes, δ and level of the ε bounds and
     intervals, the Gaussian check's inputs, the headline's threshold kind, the M each α's rank rules need
-    (None where estimable), every record's IN targets and rank-test p-value, per α the parametric
-    estimate without the FPC and the counted calls of its t test (the tail check), and the records' own
+    (None where estimable), every record's counted IN and OUT targets and rank-test p-value, per α the parametric
+    estimate without the FPC and the calls of its t test among all IN scores (the tail check) with the
+    records' numbers of IN models, and the records' own
     identifiers (or None)."""
 
     n_pos: int
@@ -145,9 +147,12 @@ class RowContext:
     threshold_kind: str
     needs_models: list[int | None]
     n_in: np.ndarray
+    n_out: np.ndarray
     p_value: np.ndarray
     parametric_raw: list[np.ndarray]
     t_calls: list[np.ndarray]
+    n_in_all: np.ndarray
+    balanced: bool = True
     record_ids: np.ndarray | None = None
 
 
@@ -188,16 +193,17 @@ def alpha_rows(plan: RulePlan, tally: Tally, parametric: list[np.ndarray | None]
         assert par is not None  # the parametric estimator is estimable at any α
         tail_fpr = float((tally.crossed[j] / n_out).mean())
         why = (gaussian_check(float((tally.crossed_raw[j] / n_out).mean()), alpha, ctx.share_non_normal)
-               or tail_check(ctx.parametric_raw[j], ctx.t_calls[j], ctx.n_in))
+               or tail_check(ctx.parametric_raw[j], ctx.t_calls[j], ctx.n_in_all))
         rules["per_record_parametric"] = _per_record(
             par, reps["records"][:, len(ranked) + j] if reps else None, level, fpr=alpha, fpr_kind="nominal",
             t_threshold_fpr_loo=tail_fpr, valid=not why, warning=why or None)
         spread = FprSpread(float(np.nanmax(tally.rec_fpr[j])), float(np.nanmean(tally.rec_fpr[j] > alpha)))
-        verdict = headline(alpha, rules, threshold_kind=ctx.threshold_kind, needs_models=ctx.needs_models[j])
         # the records ranked under the verdict's rule (without one, the PP rule it would have led with)
-        rows_out.append(AlphaResult(alpha, {r: rules[r] for r in RULES}, spread, verdict,
-                                    _vulnerable(verdict.rule or f"pp_{ctx.threshold_kind}", j, alpha, tally, n_out,
-                                                ctx)))
+        lead = "pp_rank" if rules["pp_rank"].estimable else f"pp_{ctx.threshold_kind}"
+        records = _vulnerable(lead, j, alpha, tally, n_out, ctx)
+        verdict = headline(alpha, rules, threshold_kind=ctx.threshold_kind, needs_models=ctx.needs_models[j],
+                           balanced=ctx.balanced, standing_out=records.standing_out)
+        rows_out.append(AlphaResult(alpha, {r: rules[r] for r in RULES}, spread, verdict, records))
     return tuple(rows_out)
 
 
@@ -207,6 +213,6 @@ def _vulnerable(rule: str, j: int, alpha: float, tally: Tally, n_out: np.ndarray
         called, fpr = tally.rank_tp[j], tally.emp_fpr[j]
     else:
         called, called_out = tally.rec_calls[rule][j]
-        fpr = called_out / n_out
+        fpr = called_out / ctx.n_out
     return vulnerable_records(alpha, rule, np.asarray(called, dtype=np.float64), ctx.n_in, fpr, ctx.p_value,
                               level=ctx.level, record_ids=ctx.record_ids)

@@ -38,9 +38,11 @@ class Statistic:
         self.blockwise = True
         self.negatives, self.filled = np.empty(n_neg), 0  # the non-members' statistic (blockwise attacks)
 
-    def add(self, cols: slice, s: np.ndarray, out: np.ndarray, fits: LooFits, z: np.ndarray) -> None:
-        """The statistic of the block of records ``cols``: signals ``s``, OUT targets ``out``, their fits and
-        PP score ``z`` (LiRA's OUT density)."""
+    def add(self, cols: slice, s: np.ndarray, out: np.ndarray, fits: LooFits, z: np.ndarray,
+            counted: np.ndarray | None = None) -> None:
+        """The statistic of the block of records ``cols``: signals ``s``, counted OUT targets ``out``, their
+        fits and PP score ``z`` (LiRA's OUT density); ``counted``: the targets the rules count (None: all),
+        the others' statistic set to −inf so that no rule calls them."""
         attack = self.attack
         own = attack.block_statistic(s, fits, z) if self.blockwise else None
         if self.stat is None:  # the first block decides: statistic by blocks, or of the whole ScoreSet
@@ -54,18 +56,27 @@ class Statistic:
             if not np.isfinite(own).all():
                 raise DataError(f"the {attack.name} statistic is not finite for some targets of records "
                                 f"{cols.start}–{cols.stop - 1}; check the scores for extreme values")
+            if counted is not None:
+                own[~counted] = -np.inf
             self.stat[:, cols] = own
             part = own[out]  # the non-members' statistic, gathered while the block is in cache
             self.negatives[self.filled:self.filled + part.size] = part
             self.filled += part.size
 
-    def pooled(self) -> PooledScores:
-        """The naive rule's pooled scores: from one sort of the gathered non-members' statistic."""
+    def pooled(self, counted: np.ndarray | None = None) -> PooledScores:
+        """The naive rule's pooled scores: from one sort of the gathered non-members' statistic (``counted``:
+        the targets the rules count, None: all; the others are neither members nor non-members)."""
         assert self.stat is not None
+        labels = self.keep if counted is None else self.keep & counted
         if self.blockwise:
             self.negatives.sort()
-            return PooledScores.with_sorted_negatives(self.stat, self.keep, self.negatives)
+            return PooledScores.with_sorted_negatives(self.stat, labels, self.negatives,
+                                                      n_pos=int(np.count_nonzero(labels)))
         self.negatives = np.empty(0)  # never filled: freed
+        if counted is not None:  # the whole-matrix statistic: the uncounted targets are set aside here
+            self.stat[~counted] = -np.inf
+            return PooledScores.with_sorted_negatives(self.stat, labels, np.sort(self.stat[~self.keep & counted]),
+                                                      n_pos=int(np.count_nonzero(labels)))
         return PooledScores(self.stat, self.keep)
 
 

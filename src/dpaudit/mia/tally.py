@@ -37,7 +37,8 @@ class RulePlan:
     leave-one-out); ``z_cut[j]``: the normal threshold; ``raw_scale``: √FPC (1 without the correction),
     by which the PP scores' uncorrected thresholds — those of the Gaussian check — are scaled; ``reasons[j]``: why the rank rules are not estimable ("" when
     they are), ``ranked`` the j where they are, ``cap`` the conformal ranks they need; ``index``: the
-    bootstrap's target sets by name, ``column``: the targets' values it sums one by one, by name.
+    bootstrap's target sets by name (with ``"out"``, the counted OUT targets, when not every target
+    counts), ``column``: the targets' values it sums one by one, by name.
     """
 
     alphas: tuple[float, ...]
@@ -52,7 +53,7 @@ class RulePlan:
 
     @classmethod
     def of(cls, alphas: tuple[float, ...], moments: RecordMoments, *, balanced: bool, fpc: float | None = None,
-           inclusion: float | None = None) -> RulePlan:
+           inclusion: float | None = None, all_counted: bool = True) -> RulePlan:
         """The plan at ``alphas`` for records with these per-record counts (``balanced``: the fits' references;
         ``fpc``: the correction the fits' variances carry; ``inclusion``: the Poisson design's q, for the M
         that :func:`~dpaudit.mia.per_record.not_estimable_reason` asks for)."""
@@ -69,7 +70,8 @@ class RulePlan:
         ranked = [j for j in range(n_alpha) if not reasons[j]]
         cap = rank_cap([alphas[j] for j in ranked], int(moments.n_out.max())) if ranked else 0
         # the bootstrap's target sets: the IN targets, then per α the IN targets each rule calls members
-        set_names = ["keep"] + [f"{rule}/{j}" for j in range(n_alpha) for rule in ("naive", "pp_normal", "pp_t")]
+        set_names = ["keep"] + ([] if all_counted else ["out"])
+        set_names += [f"{rule}/{j}" for j in range(n_alpha) for rule in ("naive", "pp_normal", "pp_t")]
         set_names += [f"pp_rank/{j}" for j in ranked]
         # …and the targets summed one by one: per α, OUT targets called by a PP rule or ranked, and IN
         # targets with a fractional conformal call
@@ -131,32 +133,43 @@ class Tally:
 
 def first_pass(signal: np.ndarray, keep: np.ndarray, fitter: LooFitter, plan: RulePlan, tally: Tally,
                statistic: Statistic, curve: CurveSample, sets: TargetSets | None, *, sign: str, n_in: np.ndarray,
-               n_out: np.ndarray) -> None:
+               n_out: np.ndarray, counted: np.ndarray | None = None) -> None:
     """Pass 1: fit every block of records, compute the PP score ``z = (t − μ_out)/σ_out`` and the attack's
-    statistic, and count the PP-normal, PP-t and rank rules (and their bootstrap target sets, if ``sets``)."""
+    statistic, and count the PP-normal, PP-t and rank rules (and their bootstrap target sets, if ``sets``).
+
+    ``counted``: the targets the rules count (:func:`~dpaudit.mia.references.counted_targets`; None: all);
+    the others serve as references only: their PP scores are −inf, so no rule calls them, and they are
+    neither IN nor OUT targets of any count. ``n_in``, ``n_out``: each record's counted targets per group.
+    """
     n_models, n_records = keep.shape
     for cols in column_blocks(n_records, n_models):
         s, k = signal[:, cols], keep[:, cols]
-        out = ~k
         fits = fitter.fits(cols)
         z = pp_transform(s, fits, sign="positive")  # (t − μ_out)/σ_out: PP's score and LiRA's OUT density
-        statistic.add(cols, s, out, fits, z)
-        f = z if sign == "positive" else fitted_sign(z.copy(), fits)
-        curve.add(cols, f, k)
+        c = None if counted is None else counted[:, cols]
+        ck, out = (k, ~k) if c is None else (k & c, ~k & c)  # the counted IN and OUT targets
+        statistic.add(cols, s, out, fits, z, counted=c)
+        f = z if sign == "positive" and c is None else (z.copy() if sign == "positive" else fitted_sign(z.copy(), fits))
+        if c is not None:
+            f[~c] = -np.inf
+        curve.add(cols, f, ck)
         called_out = np.zeros(k.shape, dtype=bool)  # OUT targets that some rule calls a member
         rows: dict[str, np.ndarray] = {}
-        _count_pp(plan, tally, sets, cols, f, z, k, called_out, rows)
+        _count_pp(plan, tally, sets, cols, f, z, ck, out, ~k, called_out, rows)
         if plan.ranked:
-            _count_rank(plan, tally, sets, cols, s, k, n_in, n_out, called_out, rows)
+            _count_rank(plan, tally, sets, cols, s, k, ck, out, n_in, n_out, called_out, rows)
         if sets is not None:
-            sets.add(plan.index["keep"], cols, k)
+            sets.add(plan.index["keep"], cols, ck)
+            if "out" in plan.index:
+                sets.add(plan.index["out"], cols, out)
             tally.list_targets(cols, called_out, rows, plan.column, n_records)
 
 
 def _count_pp(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice, f: np.ndarray, z: np.ndarray,
-              k: np.ndarray, called_out: np.ndarray, rows: dict[str, np.ndarray]) -> None:
-    """Count one block's PP-normal and PP-t calls at every α (PP scores ``f``), and the Gaussian check."""
-    out = ~k
+              k: np.ndarray, out: np.ndarray, record_out: np.ndarray, called_out: np.ndarray,
+              rows: dict[str, np.ndarray]) -> None:
+    """Count one block's PP-normal and PP-t calls at every α (PP scores ``f``; ``k``, ``out``: the counted IN
+    and OUT targets), and the parametric rule's check over every OUT target of each record (``record_out``)."""
     for j in range(tally.n_alpha):
         # Student-t threshold of a target: its record's, at its fit's OUT count (RulePlan.t_cut)
         t_in, t_out = plan.t_cut[j][0][cols], plan.t_cut[j][1][cols]
@@ -178,16 +191,18 @@ def _count_pp(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice
                 called_out |= rows[f"{rule}/{j}"]
         # the parametric rule's thresholds crossed by each record's own OUT signals (leave-one-out), and
         # the same uncorrected (the Gaussian model's check; the same counts without the FPC)
-        tally.crossed[j][cols] = np.count_nonzero((z >= t_out) & out, axis=0)
+        tally.crossed[j][cols] = np.count_nonzero((z >= t_out) & record_out, axis=0)
         tally.crossed_raw[j][cols] = (tally.crossed[j][cols] if raw == 1.0
-                                      else np.count_nonzero((z >= t_out * raw) & out, axis=0))
+                                      else np.count_nonzero((z >= t_out * raw) & record_out, axis=0))
 
 
-def _count_rank(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice, s: np.ndarray, k: np.ndarray,
-                n_in: np.ndarray, n_out: np.ndarray, called_out: np.ndarray, rows: dict[str, np.ndarray]) -> None:
-    """Sum one block's conformal call probabilities at every estimable α (signals ``s``)."""
-    out = ~k
-    ranks = block_ranks(s, k, n_out[cols], plan.cap)
+def _count_rank(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice, s: np.ndarray, keep: np.ndarray,
+                k: np.ndarray, out: np.ndarray, n_in: np.ndarray, n_out: np.ndarray, called_out: np.ndarray,
+                rows: dict[str, np.ndarray]) -> None:
+    """Sum one block's conformal call probabilities at every estimable α (signals ``s``; ``keep``: the
+    block's membership, whose OUT scores are the references; ``k``, ``out``: the counted IN and OUT targets,
+    ``n_in``, ``n_out`` their numbers per record)."""
+    ranks = block_ranks(s, keep, np.count_nonzero(~keep, axis=0), plan.cap)
     for j in plan.ranked:
         hits = hit_probability(ranks, plan.alphas[j])
         in_hits, out_hits = hits * k, hits * out  # hits ≥ 0: the same floats as where(k, hits, 0)

@@ -111,37 +111,59 @@ def tail_check(parametric: np.ndarray, calls: np.ndarray, n_in: np.ndarray) -> s
             f"{abs(gap) / se:.1f} standard errors: the IN scores' tail is not Gaussian)")
 
 
-def headline(alpha: float, rules: dict[str, RuleResult], *, threshold_kind: str, needs_models: int | None) -> Verdict:
+def headline(alpha: float, rules: dict[str, RuleResult], *, threshold_kind: str, needs_models: int | None,
+             balanced: bool = True, standing_out: int = 0) -> Verdict:
     """The verdict at ``alpha`` from the rule valid for these scores (module docstring).
 
     ``rules``: every rule's result at α (the Gaussian ones with ``valid`` set); ``threshold_kind``: the PP
     rule the report leads with when the rank rule is not estimable (``"t"`` or ``"normal"``);
-    ``needs_models``: the M at which the rank rule becomes estimable (None when it is).
+    ``needs_models``: the M at which the rank rule becomes estimable (None when it is); ``balanced``:
+    whether the fits used balanced references; ``standing_out``: how many records stand out on their
+    own (:mod:`dpaudit.mia.record_tests`), said in a note.
 
     When no rule is valid at α but the Gaussian PP rule's ε lower bound is above 0, the verdict is still
     "evidence of leakage", at that rule's *realised* FPR: the bound comes from realised rates, and with
     balanced references no rule's TPR exceeds its FPR on null data (:mod:`dpaudit.mia.references`), so
-    the evidence holds although "TPR at FPR α" does not; the notes say so.
+    the evidence holds although "TPR at FPR α" does not; the notes say so. With plain leave-one-out
+    references a Gaussian rule's decisions depend on the target's own membership (the fitted sign's
+    reference groups), so only the rank rule, which fits nothing, can carry the verdict.
     """
     gaussian = f"pp_{threshold_kind}"
-    g = rules[gaussian]
-    notes: tuple[str, ...] = ((f"{RULE_LABELS[gaussian]} is not calibrated for these scores: {g.warning}",)
-             if g.valid is False and g.warning and not rules["pp_rank"].estimable else ())
-    if rules["pp_rank"].estimable:
+    g, rank = rules[gaussian], rules["pp_rank"]
+    notes: tuple[str, ...] = ()
+    if not rank.estimable and g.valid is False and g.warning:
+        notes += (f"{RULE_LABELS[gaussian]} is not calibrated for these scores: {g.warning}",)
+    if not rank.estimable and not balanced:
+        notes += ("with plain leave-one-out references (references='loo') the Gaussian rules' decisions depend on "
+                  "each target's own membership: only the rank rule can carry the verdict",)
+    if rank.estimable:
         name = "pp_rank"
-    elif g.valid or (g.estimable and (g.epsilon_lb or 0.0) > 0):
+    elif balanced and (g.valid or (g.estimable and (g.epsilon_lb or 0.0) > 0)):
         name = gaussian
         if not g.valid:
             notes += (f"its ε bound still shows leakage at its realised FPR; a TPR at FPR α needs a valid rule: "
                       f"M ≥ {needs_models:,} for the rank rule" if needs_models else
                       "its ε bound still shows leakage at its realised FPR",)
     else:
-        return Verdict(alpha, "not_estimable", needs_models=needs_models, notes=notes)
+        return Verdict(alpha, "not_estimable", needs_models=needs_models, notes=notes + _record_note(standing_out))
     rule = rules[name]
     assert rule.tpr is not None and rule.fpr is not None and rule.epsilon_lb is not None
     kind = "leakage" if rule.epsilon_lb > 0 else "no_evidence"
+    if name == "pp_rank" and rule.ci is not None and rule.ci[1] < rule.fpr:
+        notes += (f"its TPR lies below its FPR beyond its interval ({rule.ci[1]:.3g} < {rule.fpr:.3g}): members "
+                  "score lower than non-members, a signal this one-sided rule does not count; if membership lowers "
+                  "the score (a loss), evaluate the negated scores",)
     return Verdict(alpha, kind, name, rule.tpr, rule.fpr, rule.epsilon_lb,
-                   needs_models=None if rule.valid else needs_models, notes=notes)
+                   needs_models=None if rule.valid else needs_models, notes=notes + _record_note(standing_out))
+
+
+def _record_note(standing_out: int) -> tuple[str, ...]:
+    """The note that some records leak on their own, whatever the pooled verdict says."""
+    if not standing_out:
+        return ()
+    return (f"{standing_out:,} record{'s' if standing_out > 1 else ''} stand{'' if standing_out > 1 else 's'} out on "
+            f"{'their' if standing_out > 1 else 'its'} own (rank test of IN against OUT scores, false discovery rate "
+            f"{DEFAULT_FDR:.0%}): evidence of leakage for them",)
 
 
 def record_intervals(called: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -160,14 +182,15 @@ def vulnerable_records(alpha: float, rule: str, called_in: np.ndarray, n_in: np.
                        p_value: np.ndarray, *, level: float, record_ids: np.ndarray | None = None,
                        fdr: float = DEFAULT_FDR) -> VulnerableRecords:
     """Every record's TPR under ``rule`` (``called_in``: its IN targets called, possibly fractional, of
-    ``n_in``), ranked by TPR and then by the interval's lower end, descending; ``fpr``: its realised FPR;
+    ``n_in``), ranked: the records that stand out first, each group by TPR and then by the interval's
+    lower end, descending; ``fpr``: its realised FPR;
     ``p_value``: its rank test (:func:`~dpaudit.mia.record_tests.rank_test_pvalues`), adjusted over the
     pool by Benjamini–Hochberg."""
     tpr = called_in / n_in
     low, high = record_intervals(called_in, n_in, level)
     low, high = np.minimum(low, tpr), np.maximum(high, tpr)  # the interval encloses the estimate
     q_value = benjamini_hochberg(p_value)
-    order = np.lexsort((-low, -tpr))
+    order = np.lexsort((-low, -tpr, q_value > fdr))  # the records that stand out first, then by TPR
     ids = None if record_ids is None else tuple(int(v) for v in np.asarray(record_ids)[order])
 
     def column(values: np.ndarray) -> tuple[float, ...]:

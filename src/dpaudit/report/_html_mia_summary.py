@@ -78,15 +78,15 @@ def vulnerable_section(report: MiaReport) -> str:
                  r["ci"][1], r["fpr"], r["q_value"], "yes" if r["stands_out"] else "no"] for r in v.top(TOP_RECORDS)]
         parts.append(f"<h3>α = {fmt(alpha)} ({esc(rule_label(v.rule))}): {fmt(v.standing_out)} of {fmt(len(v.record))} "
                      f"records stand out</h3>"
-                     + table(["rank", "record", "row in the data", "TPR", "CI low", "CI high", "FPR", "q-value",
+                     + table(["rank", "record", "data row (from 0)", "TPR", "CI low", "CI high", "FPR", "q-value",
                               "stands out"], rows, numeric=[True] * 8 + [False]))
     if not parts:
         return ""
-    body = (f"<p>Each record's TPR under the verdict's rule, highest first, with a {level_label(report)} Clopper–Pearson "
+    body = (f"<p>Each record's TPR under the verdict's rule, with a {level_label(report)} Clopper–Pearson "
             "interval over its IN models. Among thousands of records some reach a high TPR by chance: a record "
             "<em>stands out</em> only when a rank test of its IN against its OUT scores survives the "
-            "Benjamini–Hochberg correction over the pool (q-value at most the FDR). The JSON document lists every "
-            "record.</p>" + "".join(parts))
+            "Benjamini–Hochberg correction over the pool (q-value at most the FDR); those are listed first, then the "
+            "highest TPRs. The JSON document lists every record.</p>" + "".join(parts))
     return section("Most vulnerable records", body, anchor="records")
 
 

@@ -100,7 +100,7 @@ def render_mia(report: MiaReport) -> str:
     if isinstance(saturated, (int, float)) and saturated > 0:
         cap = report.diagnostics.get("score_cap")
         where = f"at the score cap ±{cap:.4g}" if isinstance(cap, (int, float)) else "at the largest or smallest value"
-        lines.append(f"  saturation: {saturated:.1%} of the scores sit {where} (a model's exact 0/1 outputs)")
+        lines.append(f"  saturation: {100 * saturated:.3g}% of the scores sit {where} (a model's exact 0/1 outputs)")
     if "fpc_why" in o:
         lines.append(f"  FPC {o['fpc_why']}")
     return "\n".join(lines)
@@ -120,7 +120,7 @@ def _vulnerable_lines(report: MiaReport) -> list[str]:
         lines.append(f"  most vulnerable records at α = {alpha:g} ({v.rule}; {v.standing_out:,} of {len(v.record):,} "
                      f"stand out at FDR {v.fdr:g}):")
         for r in v.top(TOP_RECORDS):
-            ident = "" if r["record_id"] is None else f" (row {r['record_id']})"
+            ident = "" if r["record_id"] is None else f" (data row {r['record_id']}, from 0)"
             star = "  stands out" if r["stands_out"] else ""
             lines.append(f"    {r['rank']:>3}. record {r['record']}{ident}: TPR {r['tpr']:.3g} "
                          f"[{r['ci'][0]:.3g}, {r['ci'][1]:.3g}], FPR {r['fpr']:.3g}, q = {r['q_value']:.3g}{star}")

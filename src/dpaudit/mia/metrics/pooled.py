@@ -57,18 +57,21 @@ class PooledScores:
         self.negatives.sort()
 
     @classmethod
-    def with_sorted_negatives(cls, scores: np.ndarray, labels: np.ndarray, negatives: np.ndarray) -> PooledScores:
+    def with_sorted_negatives(cls, scores: np.ndarray, labels: np.ndarray, negatives: np.ndarray, *,
+                              n_pos: int | None = None) -> PooledScores:
         """The same object from the non-members' scores already sorted (ascending) by the caller.
 
         Trusted, not checked: ``scores`` float64 and finite, ``labels`` bool of the same shape with both
         classes, ``negatives`` exactly ``sort(scores[~labels])`` (the evaluation gathers them block by
-        block while it computes the scores, and so skips a pass over the whole matrix).
+        block while it computes the scores, and so skips a pass over the whole matrix). With ``n_pos``
+        (the members' number), some targets may be neither: their score is −inf, below every cut, and
+        ``negatives`` holds the non-members' scores only.
         """
         pooled = cls.__new__(cls)
         pooled.scores, pooled.labels = scores.reshape(-1), labels.reshape(-1)
         pooled.negatives = negatives
         pooled.n_neg = int(negatives.size)
-        pooled.n_pos = int(pooled.labels.size - pooled.n_neg)
+        pooled.n_pos = int(pooled.labels.size - pooled.n_neg) if n_pos is None else n_pos
         return pooled
 
     def cut(self, alpha: float, *, strict: bool = False) -> float:

@@ -68,14 +68,17 @@ class RechosenThreshold:
         self.complete = values.size == self.pooled.n_neg
         self.above = [int(np.count_nonzero(values > c)) for c in self.anchors]
 
-    def tpr(self, block: ReplicateBlock, tp_anchor: np.ndarray, tot_pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def tpr(self, block: ReplicateBlock, tp_anchor: np.ndarray, tot_pos: np.ndarray,
+            tot_neg: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(TPR (b, J) at the re-chosen thresholds, weighted false positives (b, J) above the anchors).
 
         ``tp_anchor[b, j]`` is the weighted count of members scoring above anchor j, ``tot_pos[b]``
-        the weighted members (both from :meth:`Bootstrap.column_totals`).
+        the weighted members (both from :meth:`Bootstrap.column_totals`), ``tot_neg[b]`` the weighted
+        non-members (default: every other target).
         """
         b, n_alpha = block.stop - block.start, len(self.alphas)
-        tot_neg = block.w_models.sum(axis=1) * block.w_records.sum(axis=1) - tot_pos
+        if tot_neg is None:
+            tot_neg = block.w_models.sum(axis=1) * block.w_records.sum(axis=1) - tot_pos
         denominator = np.maximum(tot_neg, 1e-300)
         cut = np.empty((b, n_alpha))
         fp_anchor = np.empty((b, n_alpha))

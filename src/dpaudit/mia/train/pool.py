@@ -29,9 +29,9 @@ def check_pool(pool_size: int, design: str) -> None:
     """Refuse an odd pool under the efficient design, which trains every model on N+/2 records on average."""
     if design == "efficient" and pool_size % 2:
         raise DPAuditError(f"pool_size must be even under the efficient design (every record IN in exactly M/2 models, "
-                           f"so each model trains on N+/2 records on average and N = N+/2), got {pool_size:,}; use "
-                           f"{pool_size - 1:,} or {pool_size + 1:,}, leave it out to use every row, or use design "
-                           "'poisson'")
+                           f"so each model trains on N+/2 records on average and N = N+/2), got {pool_size:,}; use an "
+                           f"even size such as {pool_size - 1:,}, leave it out to use every row (one left out if their "
+                           "number is odd), or use design 'poisson'")
 
 
 def probability_only(model: str) -> bool:
