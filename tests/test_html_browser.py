@@ -214,11 +214,15 @@ def fairness_numbers(doc: dict[str, Any]) -> dict[str, str]:
 
 
 def mia_numbers(doc: dict[str, Any]) -> dict[str, str]:
-    """Every estimable rule's TPR at each α with its CI, realised FPR and ε lower bound; M; the
-    normality diagnostic and the naive AUC."""
+    """Every estimable rule's TPR at each α with its CI, realised FPR and ε lower bound; the verdict line
+    at each α; M; the normality diagnostic and the naive AUC."""
     nums = {"M (models)": fmt(doc["n_models"])}
     for row in doc["results"]:
+        if row.get("verdict"):
+            nums[f"verdict at α={row['alpha']}"] = row["verdict"]["text"]
         for rule, r in row.items():
+            if rule in ("verdict", "vulnerable"):
+                continue
             if not (isinstance(r, dict) and "tpr" in r and r.get("estimable", True) and r["tpr"] is not None):
                 continue
             at = f"{rule} at α={row['alpha']}"
