@@ -195,7 +195,7 @@ def read_csv(path: Path) -> list[dict]:
     """Rows of a mia_reliability.csv with numbers and booleans restored (for --replot)."""
     if not path.is_file():
         raise DataError(f"{path}: no results to replot; run the experiment first")
-    text = {"dataset", "model"}
+    text = {"dataset", "model", "verdict", "verdict_rule", "null_verdict", "pp_t_valid", "per_record_parametric_valid"}
     with path.open(newline="") as fh:
         return [{k: (v if k in text else v == "True" if k == "fpc" else int(v) if k in ("M", "n_records", "n_dropped",
                                                                                     "min_n_out") else float(v))
