@@ -297,7 +297,7 @@ def evaluate(
                "seed": seed, "n_in": [int(n_in.min()), int(n_in.max())],
                "scores": {k: v for k, v in scores.meta.items() if k in _MENTIONED_META}}
     diagnostics = {"share_non_normal": share_non_normal, "min_n_out": int(n_out.min()) - 1,
-                   "auc_naive": auc_naive, **saturation(scores)}
+                   "auc_naive": auc_naive, "share_counted": (n_pos + n_neg) / keep.size, **saturation(scores)}
     curves = {"naive": naive_curve(pooled.negatives, positives, n_models, n_records),
               **curve.curves(n_out, balanced=balanced),
               "per_record_parametric": parametric_curve(moments, fpc_value, n_neg)}

@@ -161,9 +161,10 @@ def _record_note(standing_out: int) -> tuple[str, ...]:
     """The note that some records leak on their own, whatever the pooled verdict says."""
     if not standing_out:
         return ()
-    return (f"{standing_out:,} record{'s' if standing_out > 1 else ''} stand{'' if standing_out > 1 else 's'} out on "
-            f"{'their' if standing_out > 1 else 'its'} own (rank test of IN against OUT scores, false discovery rate "
-            f"{DEFAULT_FDR:.0%}): evidence of leakage for them",)
+    many = standing_out > 1
+    return (f"{standing_out:,} record{'s' if many else ''} stand{'' if many else 's'} out on {'their' if many else 'its'} "
+            f"own (rank test of IN against OUT scores, false discovery rate {DEFAULT_FDR:.0%}): evidence of leakage for "
+            f"{'them' if many else 'it'}",)
 
 
 def record_intervals(called: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:

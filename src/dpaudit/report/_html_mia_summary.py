@@ -52,6 +52,11 @@ def summary_section(report: MiaReport) -> str:
     if isinstance(saturated, (int, float)) and saturated > 0:
         body += note(f"Saturation: {fmt(100 * float(saturated))} % of the scores sit at the score cap (a model's "
                      "exact 0/1 outputs): the Gaussian rules misjudge such scores; the rank rules do not.", "warn")
+    counted = report.diagnostics.get("share_counted")
+    if isinstance(counted, (int, float)) and counted < 1:
+        body += note(f"Counted targets: {fmt(100 * float(counted))} %. Records are IN in different numbers of models, so "
+                     "the pooled rules count as many IN as OUT targets per record (the others serve as references "
+                     "only): otherwise pooled TPR and FPR would weight the records differently.")
     body += note("ε ≥ is a lower bound on the privacy loss from the realised rates with confidence; 0 means "
                  "this evaluation found no evidence of leakage, not that there is none.")
     return section("Summary", body, anchor="summary", page_break=False)

@@ -101,6 +101,10 @@ def render_mia(report: MiaReport) -> str:
         cap = report.diagnostics.get("score_cap")
         where = f"at the score cap ±{cap:.4g}" if isinstance(cap, (int, float)) else "at the largest or smallest value"
         lines.append(f"  saturation: {100 * saturated:.3g}% of the scores sit {where} (a model's exact 0/1 outputs)")
+    counted = report.diagnostics.get("share_counted")
+    if isinstance(counted, (int, float)) and counted < 1:
+        lines.append(f"  counted targets: {100 * counted:.3g}% — records are IN in different numbers of models, so the "
+                     "pooled rules count as many IN as OUT targets per record (the others serve as references only)")
     if "fpc_why" in o:
         lines.append(f"  FPC {o['fpc_why']}")
     return "\n".join(lines)
