@@ -57,28 +57,29 @@ def rank_test_pvalues(score: np.ndarray, keep: np.ndarray) -> np.ndarray:
     keep = np.asarray(keep, dtype=bool)
     n_models, n_records = score.shape
     p = np.empty(n_records)
-    position = np.arange(1, n_models + 1, dtype=np.float64)[:, None]
+    position = np.arange(1, n_models + 1, dtype=np.float64)[None, :]
     for cols in column_blocks(n_records, n_models):
-        s, k = score[:, cols], keep[:, cols]
-        order = np.argsort(s, axis=0)  # the order within ties does not change a mid-rank
-        ordered = np.take_along_axis(s, order, axis=0)
-        k_sorted = np.take_along_axis(k, order, axis=0)
+        # one row per record (contiguous: sorting and gathering along rows is ~2.5× faster than along columns)
+        s, k = np.ascontiguousarray(score[:, cols].T), np.ascontiguousarray(keep[:, cols].T)
+        order = np.argsort(s, axis=1)  # the order within ties does not change a mid-rank
+        ordered = np.take_along_axis(s, order, axis=1)
+        k_sorted = np.take_along_axis(k, order, axis=1)
         # each sorted position's run of equal values: its first and last position (1-based)
         start = np.ones(s.shape, dtype=bool)
-        np.not_equal(ordered[1:], ordered[:-1], out=start[1:])
+        np.not_equal(ordered[:, 1:], ordered[:, :-1], out=start[:, 1:])
         end = np.ones(s.shape, dtype=bool)
-        end[:-1] = start[1:]
-        rank_sum = (position * k_sorted).sum(axis=0)  # R_in without ties: the IN scores' positions
-        ties = np.zeros(s.shape[1])
-        tied = np.flatnonzero(~start[1:].all(axis=0))
+        end[:, :-1] = start[:, 1:]
+        rank_sum = (position * k_sorted).sum(axis=1)  # R_in without ties: the IN scores' positions
+        ties = np.zeros(s.shape[0])
+        tied = np.flatnonzero(~start[:, 1:].all(axis=1))
         if tied.size:  # mid-ranks in the records with equal scores
-            st, en, ks = start[:, tied], end[:, tied], k_sorted[:, tied]
-            first = np.maximum.accumulate(np.where(st, position, 0.0), axis=0)
-            last = np.minimum.accumulate(np.where(en, position, np.inf)[::-1], axis=0)[::-1]
-            rank_sum[tied] = (((first + last) / 2) * ks).sum(axis=0)
+            st, en, ks = start[tied], end[tied], k_sorted[tied]
+            first = np.maximum.accumulate(np.where(st, position, 0.0), axis=1)
+            last = np.minimum.accumulate(np.where(en, position, np.inf)[:, ::-1], axis=1)[:, ::-1]
+            rank_sum[tied] = (((first + last) / 2) * ks).sum(axis=1)
             length = last - first + 1
-            ties[tied] = (length**2 - 1).sum(axis=0)  # Σ over runs of t³ − t: a run's t members add t² − 1 each
-        n_in = k.sum(axis=0).astype(np.float64)
+            ties[tied] = (length**2 - 1).sum(axis=1)  # Σ over runs of t³ − t: a run's t members add t² − 1 each
+        n_in = k.sum(axis=1).astype(np.float64)
         n_out = n_models - n_in
         u = rank_sum - n_in * (n_in + 1) / 2
         n = float(n_models)
@@ -94,7 +95,7 @@ def rank_test_pvalues(score: np.ndarray, keep: np.ndarray) -> np.ndarray:
         # approximation is far too small there: one IN score of 1 among 63 zeros read p = 4.6e-6, exactly 1/64)
         small = np.minimum(n_in, n_out)
         for x in np.flatnonzero((ties > 0) & (small <= EXACT_TIED_GROUP)):
-            sizes = tuple(int(v) for v in np.diff(np.append(np.flatnonzero(start[:, x]), n_models)))
+            sizes = tuple(int(v) for v in np.diff(np.append(np.flatnonzero(start[x]), n_models)))
             if len(sizes) * int(small[x]) ** 2 <= EXACT_TIED_WORK:
                 block[x] = exact_tied_upper_tail(sizes, int(n_in[x]), int(round(2 * u[x])))
         p[cols] = block

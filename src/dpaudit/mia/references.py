@@ -97,23 +97,23 @@ def partner_rows(keep: np.ndarray, first_record: int = 0, *, seed: int = PARTNER
     (width,)."""
     n_models, width = keep.shape
     key = model_keys(n_models, first_record, width, seed)
-    best_out = np.where(keep, np.uint64(0), key).argmax(axis=0)
-    best_in = np.where(keep, key, np.uint64(0)).argmax(axis=0)
+    best_out = (key * ~keep).argmax(axis=0)  # keys are > 0: the largest among the group's
+    best_in = (key * keep).argmax(axis=0)
     return best_in, best_out
 
 
 def model_keys(n_models: int, first_record: int, width: int, seed: int) -> np.ndarray:
-    """The key of every (model, record) of a block, shape (n_models, width), uint64: one SplitMix64 round
-    of the xor of a model's and a record's own SplitMix64 hash (each of (seed, index)) — the same keys
-    whatever the block, at a quarter of the cost of hashing every pair in full. Ties (probability
-    ~M²/2⁶⁴) go to the lower model index."""
+    """The key of every (model, record) of a block, shape (n_models, width), a float in (0, 1]: one
+    SplitMix64 round of the xor of a model's and a record's own SplitMix64 hash (each of (seed, index)),
+    its top 53 bits — the same keys whatever the block, at a quarter of the cost of hashing every pair in
+    full. Ties (probability ~M²/2⁵³) go to the lower model index."""
     rows = _splitmix(np.arange(n_models, dtype=np.uint64) + np.uint64(((seed + 1) * _GOLDEN) & _MASK))
     cols = _splitmix(np.arange(first_record, first_record + width, dtype=np.uint64) * np.uint64(0xD1B54A32D192ED03)
                      + np.uint64(seed))
     z = rows[:, None] ^ cols[None, :]
     z *= np.uint64(0xBF58476D1CE4E5B9)
     z ^= z >> np.uint64(31)
-    return z
+    return ((z >> np.uint64(11)).astype(np.float64) + 1.0) * (1.0 / (1 << 53))
 
 
 def _splitmix(z: np.ndarray) -> np.ndarray:
@@ -171,11 +171,10 @@ def counted_targets(keep: np.ndarray, *, seed: int = COUNT_SEED) -> np.ndarray |
     for cols in column_blocks(n_records, n_models):
         k = keep[:, cols]
         key = model_keys(n_models, cols.start, k.shape[1], seed)
-        top = np.iinfo(np.uint64).max
         c = np.minimum(n_in[cols], n_models - n_in[cols])
         chosen = np.zeros(k.shape, dtype=bool)
         for group in (k, ~k):  # each group's models in key order: the first c count
-            order = np.argsort(np.where(group, key, np.uint64(top)), axis=0, kind="stable")
+            order = np.argsort(np.where(group, key, 2.0), axis=0, kind="stable")
             rank = np.empty_like(order)
             np.put_along_axis(rank, order, np.arange(n_models)[:, None], axis=0)
             chosen |= group & (rank < c[None, :])

@@ -169,14 +169,24 @@ def _record_note(standing_out: int) -> tuple[str, ...]:
 
 def record_intervals(called: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Clopper–Pearson interval of each record's called share ``called/n`` at ``level``, with fractional
-    calls (a randomised rule's expected count) rounded down for the lower end and up for the upper end."""
+    calls (a randomised rule's expected count) rounded down for the lower end and up for the upper end.
+    Each distinct (count, n) is computed once (records share few of them)."""
     tail = (1 - level) / 2
+    n = np.asarray(n, dtype=np.float64)
     low_count, high_count = np.floor(called + 1e-9), np.minimum(np.ceil(called - 1e-9), n)
-    with np.errstate(invalid="ignore"):  # the ends at 0 and n are set, not computed
-        low = np.where(low_count > 0, special.betaincinv(np.maximum(low_count, 1), n - low_count + 1, tail), 0.0)
-        high = np.where(high_count < n, special.betaincinv(high_count + 1, np.maximum(n - high_count, 1), 1 - tail),
-                        1.0)
-    return np.nan_to_num(low), np.nan_to_num(high, nan=1.0)
+
+    def bound(count: np.ndarray, upper: bool) -> np.ndarray:
+        width = float(n.max()) + 2 if n.size else 1.0
+        keys, inverse = np.unique(count * width + n, return_inverse=True)  # one key per (count, n): both whole
+        c, m = np.floor(keys / width), keys - np.floor(keys / width) * width
+        with np.errstate(invalid="ignore"):  # the ends at 0 and n are set, not computed
+            if upper:
+                value = np.where(c < m, special.betaincinv(c + 1, np.maximum(m - c, 1), 1 - tail), 1.0)
+            else:
+                value = np.where(c > 0, special.betaincinv(np.maximum(c, 1), m - c + 1, tail), 0.0)
+        return np.nan_to_num(value, nan=1.0 if upper else 0.0)[inverse.reshape(-1)]
+
+    return bound(low_count, False), bound(high_count, True)
 
 
 def vulnerable_records(alpha: float, rule: str, called_in: np.ndarray, n_in: np.ndarray, fpr: np.ndarray,
@@ -198,5 +208,6 @@ def vulnerable_records(alpha: float, rule: str, called_in: np.ndarray, n_in: np.
         return tuple(values[order].tolist())
 
     return VulnerableRecords(alpha, rule, level, tuple(order.tolist()), column(tpr), column(low), column(high),
-                             column(fpr), tuple(int(v) for v in n_in[order]), column(p_value), column(q_value), fdr,
+                             column(fpr), tuple(np.asarray(n_in)[order].astype(int).tolist()), column(p_value),
+                             column(q_value), fdr,
                              ids)
