@@ -181,6 +181,21 @@ def test_a_details_hook_replaces_the_field_table(gap):
     assert hook(details, "rich_lines")(res["gap"])[0] == "[bold]U_GAP details[/bold]:"  # the rest is generic
 
 
+def test_a_details_html_method_draws_its_own_section(gap):
+    """The page draws a new measure's details with their own ``html`` when they define one (else the
+    field table, above); the built-in details are drawn by the renderer (report._html_details)."""
+    from dpaudit.report._html_details import details_html
+
+    @dataclass(frozen=True)
+    class Drawn(GapDetails):
+        def html(self, result, m):
+            return f"<p>largest spread {max(max(s) for s in self.spread)} of {m.title}</p>"
+
+    res = audit(FRAME, CRITERIA, schema=SCHEMA, measures="gap")
+    assert details_html(Drawn(res["gap"].details.spread), res, res["gap"]) == "<p>largest spread 20 of U_GAP</p>"
+    assert "<td>spread</td>" in details_html(res["gap"].details, res, res["gap"])
+
+
 def test_a_saved_document_outlives_the_registration():
     with registered(PositiveGap):
         saved = render_json(audit(FRAME, CRITERIA, schema=SCHEMA, measures="gap"))

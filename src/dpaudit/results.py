@@ -17,6 +17,7 @@ from typing import Any
 
 from dpaudit._document import Doc, DocumentError, choice, flag, number, text, whole
 from dpaudit._errors import CriterionError
+from dpaudit._views import render_view
 from dpaudit.criteria import Criterion
 from dpaudit.details import (
     REPAIR_STATUSES,
@@ -208,15 +209,13 @@ class AuditResult:
         return json.dumps(to_jsonable(self.to_dict()), **({"indent": 2} | kwargs))
 
     def __str__(self) -> str:
-        from dpaudit.report.text import render_audit
-
-        return render_audit(self)
+        """The plain-text report (:func:`dpaudit.report.text.render_audit`, through :mod:`dpaudit._views`)."""
+        return render_view(self, "text")
 
     def _repr_html_(self) -> str:
-        """The HTML report's sections as a fragment, for Jupyter and VS Code notebooks."""
-        from dpaudit.report.html import render_audit_fragment
-
-        return render_audit_fragment(self)
+        """The HTML report's sections as a fragment, for Jupyter and VS Code notebooks
+        (:func:`dpaudit.report.html.render_audit_fragment`, through :mod:`dpaudit._views`)."""
+        return render_view(self, "html")
 
 
 def _criterion(path: str, value: Any) -> Criterion:

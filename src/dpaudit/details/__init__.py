@@ -10,7 +10,7 @@ in its module. :func:`details_from_dict` reads them back from a document, by mea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dpaudit._document import Doc, DocumentError
@@ -41,11 +41,15 @@ from dpaudit.details.tvd import MIBaseline, TVDDetails
 __all__ = ["Details", "MeasureDetails", "UnknownDetails", "field_rows", "hook", "mi_baseline", "describe_cell", "MIBaseline",
            "TopCell", "NamedCell", "SelectionInfo", "CellChange", "BlockRepairDetail", "TVDDetails", "CellMDMap",
            "TopCellsDetails", "PrivateTopCellsDetails", "RepairDetails", "REPAIR_STATUSES", "details_from_dict",
-           "Labels", "_PlainRecord", "_plain_fields"]
+           "Labels", "_PlainRecord", "_plain_fields", "READERS"]
 
 #: The details of the three built-in measures, in the order their keys were always recognised: what a
 #: document's entry is read as when its measure is not registered.
 BUILTIN_DETAILS: tuple[type[Details], ...] = (TVDDetails, PrivateTopCellsDetails, TopCellsDetails, RepairDetails)
+#: How each registered measure reads its own details back, by measure name
+#: (:meth:`~dpaudit.measures.Measure.details_from_dict`): filled by :func:`dpaudit.measures.register`,
+#: so the details, below the measures, never import them.
+READERS: dict[str, Callable[[Mapping[str, Any]], MeasureDetails | None]] = {}
 
 
 def details_from_dict(doc: Mapping[str, Any], measure: str | None = None) -> MeasureDetails | None:
@@ -65,15 +69,13 @@ def details_from_dict(doc: Mapping[str, Any], measure: str | None = None) -> Mea
     >>> details_from_dict({"gap": [1, 2]}, "not-registered")
     UnknownDetails(entries={'gap': [1, 2]})
     """
-    from dpaudit.measures import MEASURES
-
     if not doc:
         return None
     d = Doc.of(doc, "" if measure is None else f"measures.{measure}")
-    registered = MEASURES.get(measure) if measure is not None else None
+    reader = READERS.get(measure) if measure is not None else None
     try:
-        if registered is not None:
-            found = registered.details_from_dict(d)
+        if reader is not None:
+            found = reader(d)
         else:
             found = next((t.from_dict(d) for t in BUILTIN_DETAILS if t.recognises(d)), None)
     except DPAuditError:

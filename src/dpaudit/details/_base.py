@@ -13,13 +13,14 @@ dataclass subclassing :class:`Details`, which gives it
   fields are there), for documents whose measure is not registered;
 * the **report hooks**, each with a generic default built on the *field table* (:func:`field_rows`,
   one row per entry of ``to_dict()``): ``text_lines`` (``str(result)``), ``rich_lines`` (the
-  terminal), ``html`` (the body of the HTML page's section on the details; None: no section), and
-  two that the reports ask of every measure: ``mi_baseline`` (the non-private I(P;O|A) per criterion,
+  terminal), and two that the reports ask of every measure: ``mi_baseline`` (the non-private I(P;O|A) per criterion,
   shown beside the values; only U_MI^TVD has one) and ``explanation`` (an ε the details spent on a
   private release of their own, listed in the budget; only U_TC's named cells).
 
 Renderers reach the hooks through :func:`hook`, so an object that only has ``to_dict`` (the least a
-measure may return) is shown with the field table too.
+measure may return) is shown with the field table too. The HTML page's section on the details is drawn
+by the renderer (:mod:`dpaudit.report._html_details`): the details below stay plain data and never
+import the report; a new measure's details may still define ``html(result, m)`` for a section of their own.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_chec
 from dpaudit._document import Doc, typed
 
 if TYPE_CHECKING:
-    from dpaudit.results import AuditResult, MeasureResult
+    from dpaudit.results import MeasureResult
 
 __all__ = ["Details", "MeasureDetails", "UnknownDetails", "field_rows", "hook", "mi_baseline", "Labels"]
 
@@ -130,12 +131,6 @@ class Details:
         from rich.markup import escape
 
         return [f"[bold]{escape(m.title)} details[/bold]:"] + [f"  {escape(k)}: {escape(t)}" for k, t in field_rows(self)]
-
-    def html(self, result: AuditResult, m: MeasureResult) -> str | None:
-        """The body of the HTML page's section on these details (None: no section): the field table."""
-        from dpaudit.report._html import fmt, table
-
-        return table(["field", "value"], field_rows(self, number=fmt), numeric=[False, False])
 
 
 def _text(value: Any, number: Callable[[Any], str]) -> str:

@@ -11,7 +11,7 @@ from dpaudit._document import Doc, choice, flag, items, labels, number, text, wh
 from dpaudit.details._base import Details, Labels, _plain_fields, _PlainRecord
 
 if TYPE_CHECKING:
-    from dpaudit.results import AuditResult, MeasureResult
+    from dpaudit.results import MeasureResult
 
 __all__ = ["TopCell", "NamedCell", "SelectionInfo", "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails",
            "describe_cell", "SIGNS"]
@@ -176,31 +176,6 @@ class TopCellsDetails(_CellList):
         d = Doc.of(doc)
         return cls(d.objects("top_cells", TopCell), d.objects("cell_md", CellMDMap, optional=True))
 
-    def html(self, result: AuditResult, m: MeasureResult) -> str | None:
-        from dpaudit.report._html import note, table
-        from dpaudit.report._html_audit_figures import _heatmap, _labels
-
-        body = ("<p>The cells with the largest marginal difference MD(a,p,o), exact, largest first: “over” cells "
-                "hold more rows than independence predicts, “under” cells fewer. MD × n is that difference "
-                "in rows.</p>")
-        if self.top_cells:
-            rows = [[c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—",
-                     f"{c.sign}-represented" if c.sign in ("over", "under") else c.sign, c.count, c.expected, c.md]
-                    for c in self.top_cells]
-            body += table(["criterion", "protected", "outcome", "admissible", "over / under", "rows",
-                           "expected rows", "MD"], rows, numeric=[False] * 5 + [True] * 3)
-        else:
-            body += "<p>No cell departs from independence (or --name-cells 0 was given).</p>"
-        body += "<h3>MD(a, p, o) per block</h3>"
-        if self.cell_md is None:
-            body += note("This result holds no MD maps (it was saved by an older dpaudit); re-run the exact audit "
-                         "to draw them.")
-        else:
-            body += "".join(_heatmap(cmap, i, str(m.options.get("cells", "domain")))
-                            for i, cmap in enumerate(self.cell_md, 1))
-        return body
-
-
 @dataclass(frozen=True)
 class PrivateTopCellsDetails(_CellList):
     """U_TC's private explanation: top cells named by report-noisy-top-k, and how."""
@@ -224,20 +199,3 @@ class PrivateTopCellsDetails(_CellList):
 
     def explanation(self) -> tuple[str, float, str] | None:
         return "naming the top cells", self.release.epsilon, self.release.mechanism
-
-    def html(self, result: AuditResult, m: MeasureResult) -> str | None:
-        from dpaudit.report._html import esc, fmt, note, table
-        from dpaudit.report._html_audit_figures import _labels
-
-        info = self.release
-        body = (f"<p>These cells were named privately by report-noisy-top-k ({esc(info.mechanism)}, "
-                f"ε = {esc(fmt(info.epsilon))}, scale {esc(fmt(info.scale))}), in noisy rank order: rank 1 is the "
-                "cell the noisy selection ranked first, not necessarily the largest. Only their names are "
-                "released; their MD values and row counts are not.</p>")
-        rows = [[c.rank, c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—"]
-                for c in self.top_cells]
-        body += table(["noisy rank", "criterion", "protected", "outcome", "admissible"], rows,
-                      numeric=[True, False, False, False, False])
-        body += note("No heat map in DP mode: MD(a,p,o) values are not released (they are exact statistics of the "
-                     "data). The data curator sees them with --exact.")
-        return body

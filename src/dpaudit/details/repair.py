@@ -3,7 +3,6 @@ shows them."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -12,15 +11,15 @@ from dpaudit._document import Doc, choice, flag, labels, number, text, whole
 from dpaudit.details._base import Details, Labels, _plain_fields
 
 if TYPE_CHECKING:
-    from dpaudit.results import AuditResult, MeasureResult
+    from dpaudit.results import MeasureResult
 
-__all__ = ["REPAIR_STATUSES", "CellChange", "BlockRepairDetail", "RepairDetails"]
+__all__ = ["SEMANTICS", "REPAIR_STATUSES", "CellChange", "BlockRepairDetail", "RepairDetails"]
 
+#: U_R's repair semantics (:class:`dpaudit.measures.Repair`): conditional independence, bag, set.
+SEMANTICS = ("ci", "bag", "set")
 #: The status of a U_R block's repair: the minimum is known, the method gives bounds that need not
 #: meet, or a solver's time limit left a gap.
 REPAIR_STATUSES = ("exact", "bounds", "timed out")
-_MAX_BLOCKS = 10  # HTML: the largest blocks shown per criterion (all of them are in the JSON)
-_MAX_CHANGES = 6  # HTML: the largest cell changes shown per block
 _TERMINAL_BLOCKS, _TERMINAL_CHANGES = 5, 4  # the terminal: the same, shorter
 
 
@@ -133,8 +132,6 @@ class RepairDetails(Details):
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> RepairDetails:
-        from dpaudit.measures.repair import SEMANTICS
-
         d = Doc.of(doc)
         return cls(d.read("semantics", choice, choices=SEMANTICS), d.read("exact", flag),
                    d.read("upper", number, finite=False), d.objects("per_block", BlockRepairDetail))
@@ -166,69 +163,8 @@ class RepairDetails(Details):
                 lines.append(f"      kept groups get the same outcome counts: {aligned}")
         return lines
 
-    def html(self, result: AuditResult, m: MeasureResult) -> str | None:
-        """Per criterion, the largest blocks' repairs — which cells gain or lose rows."""
-        from dpaudit.report._html import esc, fmt, note, table
-        from dpaudit.report._html_audit_figures import _labels
-
-        body = f"<p>Semantics <code>{esc(self.semantics)}</code>. "
-        body += {"ci": "A repair adds or removes (fractional) rows so that P ⊥ O | A holds exactly; per block, the "
-                       "cells below change from their row count to the repaired count.",
-                 "bag": "A repair deletes whole protected groups and gives every kept group the same outcome counts.",
-                 "set": "A repair makes each block's distinct (p, o) pairs a product set."}.get(self.semantics, "")
-        body += " The total is the sum over the blocks.</p>"
-        body += f"<p>Block status: {esc(self.status_line())}.</p>"
-        if not self.exact:
-            why = ("A solver stopped at its time limit" if self.status == "timed out"
-                   else "Some blocks are solved with bounds that do not meet")
-            body += note(f"{why}: the value {fmt(m.value)} is a proven lower bound and "
-                         f"{fmt(self.upper)} an upper bound.", "warn")
-        for i, crit in enumerate(result.criteria):
-            blocks = [b for b in self.per_block if b.criterion == str(crit)]
-            total = m.per_criterion[i] if m.per_criterion is not None else math.fsum(b.value for b in blocks)
-            body += f"<h3>{esc(crit)}: {esc(fmt(total))} rows</h3>"
-            nonzero = sorted((b for b in blocks if b.upper > 0), key=lambda b: -b.upper)
-            if not nonzero:
-                body += "<p>Nothing to repair: the criterion holds.</p>"
-                continue
-            rows = [[_labels(b.admissible) or "(whole table)", b.value,
-                     "exact" if b.exact else f"{b.status}, ≤ {fmt(b.upper)}", _repair_text(b)]
-                    for b in nonzero[:_MAX_BLOCKS]]
-            body += table(["block A = a", "rows changed", "status", "what to change"], rows,
-                          numeric=[False, True, False, False])
-            rest = nonzero[_MAX_BLOCKS:]
-            if rest:
-                body += (f"<p>{len(rest)} smaller block{'s' if len(rest) != 1 else ''} with "
-                         f"{esc(fmt(math.fsum(b.value for b in rest)))} rows in all are not shown (the JSON lists "
-                         "every block).</p>")
-        return body
-
-
 def _target(path: str, value: Any) -> Labels:
     """An entry of a block's ``target``: outcome labels and the ``count`` of rows every kept group gets."""
     found = labels(path, value)
     Doc(found, path).read("count", number, low=0)
     return found
-
-
-def _repair_text(block: BlockRepairDetail) -> str:
-    """One block's repair in words: the cells that gain or lose rows, or the groups deleted and kept."""
-    from dpaudit.report._html import fmt
-    from dpaudit.report._html_audit_figures import _labels
-
-    parts = []
-    if block.changes:
-        changes = sorted(block.changes, key=lambda c: -abs(c.change))
-        for c in changes[:_MAX_CHANGES]:
-            verb = "add" if c.change > 0 else "delete"
-            cell = ", ".join(f"{k}={v}" for side in (c.protected, c.outcome) for k, v in side.items())
-            parts.append(f"{verb} {fmt(abs(c.change))} rows ({cell}): {fmt(c.count)} → {fmt(c.repaired)}")
-        if len(changes) > _MAX_CHANGES:
-            parts.append(f"and {len(changes) - _MAX_CHANGES} smaller changes")
-    if block.deleted:
-        parts.append("delete the groups " + "; ".join(_labels(g) for g in block.deleted))
-    if block.kept and block.target is not None:
-        counts = ", ".join(f"{_labels({k: v for k, v in t.items() if k != 'count'})}: {fmt(t.get('count'))}"
-                           for t in block.target)
-        parts.append(f"each kept group ({'; '.join(_labels(g) for g in block.kept)}) gets the outcome counts {counts}")
-    return "; ".join(parts) or block.method

@@ -10,7 +10,7 @@ from dpaudit._document import Doc, number
 from dpaudit.details._base import Details, _PlainRecord
 
 if TYPE_CHECKING:
-    from dpaudit.results import AuditResult, MeasureResult
+    from dpaudit.results import MeasureResult
 
 __all__ = ["MIBaseline", "TVDDetails"]
 
@@ -44,6 +44,3 @@ class TVDDetails(Details):
 
     def rich_lines(self, m: MeasureResult) -> list[str]:
         return []
-
-    def html(self, result: AuditResult, m: MeasureResult) -> str | None:
-        return None

@@ -19,7 +19,9 @@ from collections.abc import Iterator
 from typing import Any, Literal, Union
 
 from dpaudit._errors import DPAuditError
+from dpaudit.details import READERS, Details
 from dpaudit.measures._base import Measure
+from dpaudit.results import ENTRY_KEYS
 
 __all__ = ["MEASURES", "RESERVED", "register", "unregister", "registered", "measure_from", "option_fields",
            "option_value", "options_doc"]
@@ -39,9 +41,6 @@ def register(cls: type[Measure]) -> type[Measure]:
     :func:`dpaudit.audit`'s own keywords, and details whose fields would collide with the keys of the
     measure's JSON entry.
     """
-    from dpaudit.details import Details
-    from dpaudit.results import ENTRY_KEYS
-
     if not (isinstance(cls, type) and issubclass(cls, Measure) and dataclasses.is_dataclass(cls)):
         raise DPAuditError(f"a measure must be a dataclass subclass of dpaudit.measures.Measure, got {cls!r}")
     missing = [a for a in ("name", "title", "reference", "sensitivity_formula", "upper", "zero_iff_independent")
@@ -64,6 +63,7 @@ def register(cls: type[Measure]) -> type[Measure]:
             raise DPAuditError(f"measure {cls.name}: details field {', '.join(taken)} collides with the keys of the "
                                "measure's JSON entry; rename it")
     MEASURES[cls.name] = cls
+    READERS[cls.name] = cls.details_from_dict
     return cls
 
 
@@ -71,6 +71,7 @@ def unregister(name: str) -> type[Measure]:
     """Remove a registered measure; returns its class."""
     if name not in MEASURES:
         raise DPAuditError(f"no measure {name!r} is registered")
+    READERS.pop(name, None)
     return MEASURES.pop(name)
 
 

@@ -60,7 +60,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dpaudit._validation import number, one_of
-from dpaudit.details.repair import BlockRepairDetail, CellChange, RepairDetails
+from dpaudit.details.repair import SEMANTICS, BlockRepairDetail, CellChange, RepairDetails
 from dpaudit.measures._base import Assessment, Measure, ReportSection
 from dpaudit.measures._block import BlockRepair
 from dpaudit.measures._center import ENUMERATION_LIMIT, center_block
@@ -70,7 +70,6 @@ from dpaudit.measures._neighbours import NeighbourPair, WorstCase, moved
 __all__ = ["Repair", "SEMANTICS", "BlockRepair", "repair_block", "repair_blocks", "u_r", "two_row_ci",
            "ENUMERATION_LIMIT", "repair_pair"]
 
-SEMANTICS = ("ci", "bag", "set")
 Semantics = Literal["ci", "bag", "set"]
 #: The defaults of every U_R entry point (the functions below and :class:`Repair`), in one place.
 DEFAULT_SEMANTICS: Semantics = "ci"

@@ -15,7 +15,10 @@ from typing import Any
 
 from dpaudit._document import Doc, choice, number, rate, text, unit, whole
 
-__all__ = ["Verdict", "VulnerableRecords", "VERDICT_KINDS", "RULE_LABELS"]
+__all__ = ["Verdict", "VulnerableRecords", "VERDICT_KINDS", "RULES", "RULE_LABELS"]
+
+#: The rules every report holds, in the order of its tables (evaluation and rendering both read it).
+RULES = ("naive", "pp_normal", "pp_t", "pp_rank", "per_record_empirical", "per_record_parametric")
 
 #: The three verdicts: evidence of leakage, no evidence at this M, no valid rule for these scores.
 VERDICT_KINDS = ("leakage", "no_evidence", "not_estimable")

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpaudit._document import Doc, choice, flag, number, obj, rate, text, unit, whole
-from dpaudit.mia.findings import Verdict, VulnerableRecords
+from dpaudit._views import render_view
+from dpaudit.mia.findings import RULES, Verdict, VulnerableRecords
 
 __all__ = ["RuleResult", "FprSpread", "AlphaResult", "Curve", "Histogram", "MiaReport"]
 
@@ -284,15 +285,13 @@ class MiaReport:
                    d.objects("fpr_histograms", Histogram, optional=True))
 
     def __str__(self) -> str:
-        from dpaudit.report.text import render_mia
-
-        return render_mia(self)
+        """The plain-text report (:func:`dpaudit.report.text.render_mia`, through :mod:`dpaudit._views`)."""
+        return render_view(self, "text")
 
     def _repr_html_(self) -> str:
-        """The HTML report's sections as a fragment (Jupyter, VS Code): :func:`dpaudit.report.html_mia.render_mia`."""
-        from dpaudit.report.html_mia import render_mia_fragment
-
-        return render_mia_fragment(self)
+        """The HTML report's sections as a fragment (Jupyter, VS Code):
+        :func:`dpaudit.report.html_mia.render_mia_fragment`, through :mod:`dpaudit._views`."""
+        return render_view(self, "html")
 
 
 #: How a rule's FPR was obtained: measured on the targets, or the α its model promises.
@@ -300,9 +299,7 @@ FPR_KINDS = ("realised", "nominal")
 
 
 def _rule(d: Doc, key: str) -> str:
-    """``key`` if it names a rule of :data:`dpaudit.mia.evaluate.RULES`, else refused at ``d``'s path."""
-    from dpaudit.mia.rule_results import RULES
-
+    """``key`` if it names a rule of :data:`dpaudit.mia.findings.RULES`, else refused at ``d``'s path."""
     if key not in RULES:
         d.fail(key, f"is not a rule: the rules are {', '.join(RULES)}")
     return key

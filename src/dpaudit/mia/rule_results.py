@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.mia.findings import RULE_LABELS, VulnerableRecords
+from dpaudit.mia.findings import RULE_LABELS, RULES, VulnerableRecords
 from dpaudit.mia.metrics import (
     Bootstrap,
     clopper_pearson,
@@ -34,7 +34,6 @@ from dpaudit.mia.verdict import gaussian_check, headline, tail_check, vulnerable
 
 __all__ = ["RULES", "RULE_NAMES", "bootstrap_replicates", "alpha_rows", "RowContext"]
 
-RULES = ("naive", "pp_normal", "pp_t", "pp_rank", "per_record_empirical", "per_record_parametric")
 #: Labels of the rules in tables and figures.
 RULE_NAMES = RULE_LABELS
 

@@ -2,7 +2,9 @@
 
 :class:`Budget` keeps its debits in memory (one process, one run). :meth:`Budget.open` returns a
 :class:`~dpaudit.privacy.LedgerBudget` with the same interface whose debits live in a crash-safe
-file shared by processes and invocations (``_ledger.py``).
+file shared by processes and invocations (``_ledger.py``). The ledger subclasses :class:`Budget`, so
+it sits above this module: it names itself as the persistent kind (:attr:`Budget.persistent`) when
+imported, which :mod:`dpaudit.privacy` always does, and this module never imports it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from dpaudit._errors import BudgetError, DPAuditError
 from dpaudit._validation import positive
@@ -42,6 +44,9 @@ class Budget:
     dpaudit._errors.BudgetError: release 'tc' asks for epsilon=0.5 but only 0.4 of the total 1 remains (0.1 short); lower its epsilon or raise the total budget
     """
 
+    #: The class :meth:`open` returns: :class:`~dpaudit.privacy.LedgerBudget`, set by its module.
+    persistent: ClassVar[type[LedgerBudget] | None] = None
+
     def __init__(self, total_epsilon: float) -> None:
         self.total_epsilon = positive("total_epsilon", total_epsilon)
         self._ledger: list[tuple[str, float]] = []
@@ -55,9 +60,9 @@ class Budget:
         interface (``check``, ``spend``, ``spend_many``, ``spent``, ``remaining``, ``ledger``), and
         every debit is checked and recorded under a file lock. See :class:`~dpaudit.privacy.LedgerBudget`.
         """
-        from dpaudit.privacy._ledger import LedgerBudget
-
-        return LedgerBudget(path, total_epsilon)
+        if Budget.persistent is None:  # only when _budget is loaded without its package, which Python never does
+            raise DPAuditError("no persistent budget is available: import dpaudit.privacy")
+        return Budget.persistent(path, total_epsilon)
 
     @property
     def spent(self) -> float:

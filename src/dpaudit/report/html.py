@@ -40,6 +40,7 @@ from dpaudit.details import hook, mi_baseline
 from dpaudit.measures import MEASURES, ReportSection
 from dpaudit.report._html import esc, fmt, fragment, key_values, note, page, section, table
 from dpaudit.report._html_audit_figures import UNITS, MeasureText, _value_figure
+from dpaudit.report._html_details import details_html
 from dpaudit.results import AuditResult
 
 __all__ = ["render_html", "render_audit", "render_audit_fragment", "audit_sections", "MEANING", "UNITS", "NEGATIVE_NOTE"]
@@ -228,7 +229,7 @@ def _per_criterion(result: AuditResult) -> str:
 def _measure_sections(result: AuditResult) -> list[str]:
     """A section per measure's details, for the registered measures (in order) and any other the result
     holds: the measure's :class:`~dpaudit.measures.ReportSection` frames it (a section even when it was
-    not requested or released no details, if the measure says so), the details' own ``html`` fills it."""
+    not requested or released no details, if the measure says so), :func:`details_html` fills it."""
     out = []
     for name in [*MEASURES, *(n for n in result.measures if n not in MEASURES)]:
         m = result.measures.get(name)
@@ -240,7 +241,7 @@ def _measure_sections(result: AuditResult) -> list[str]:
         elif m.details is None:
             body = None if frame.undisclosed is None else frame.undisclosed.format(value=esc(fmt(m.value)))
         else:
-            body = hook(m.details, "html")(result, m)
+            body = details_html(m.details, result, m)
         if body is not None:
             out.append(section(frame.heading, body, anchor=frame.anchor))
     return out
