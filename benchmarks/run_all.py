@@ -1,4 +1,4 @@
-"""Run every benchmark and write docs/benchmarks.md (tables and text) and its log–log scaling figure.
+"""Run every benchmark and write docs/benchmarks.md (``page.md`` with its tables) and its log–log scaling figure.
 
 Run from the repository root::
 
@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _suite import adapters  # noqa: E402  (puts this tree's src/ first on sys.path)
 from _suite.config import PRESETS, REPO, SECTIONS, Config, inside_repo  # noqa: E402
-from _suite.render import render_document, scaling_figure  # noqa: E402
+from _suite.figure import scaling_figure  # noqa: E402
+from _suite.render import render_document  # noqa: E402
 from _suite.sections import FAILED, Context, SectionResult, log, run_section  # noqa: E402
 from _suite.timing import machine  # noqa: E402
 
@@ -96,12 +97,10 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_document(results: dict[str, SectionResult], run_info: dict, out: Path) -> str:
-    """Render the document (and the figure) from measured results and write it to ``out``."""
-    json_path, figure_path = side_paths(out)
+    """Render the document (``page.md`` filled in from the results) and the figure, and write them."""
+    _, figure_path = side_paths(out)
     figure = scaling_figure(results["scaling"], figure_path) if "scaling" in results else None
-    rel = os.path.relpath
-    text = render_document(results, run_info, json_rel=rel(json_path, out.parent),
-                           figure_rel=rel(figure, out.parent) if figure else None)
+    text = render_document(results, run_info, figure_rel=os.path.relpath(figure, out.parent) if figure else None)
     _write(out, text)
     return text
 

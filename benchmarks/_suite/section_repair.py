@@ -10,8 +10,8 @@ from typing import Any
 
 from . import adapters
 from .config import Config
-from .context import Context, _median, log
-from .timing import Comparison, compare
+from .context import Context, log
+from .timing import Comparison, compare, median
 
 dpaudit = adapters.dpaudit
 
@@ -36,12 +36,12 @@ def rc2_tuple_level(data: Any, criteria: tuple[str, ...], schema: Any, semantics
             "clauses": len(wcnf.hard) + len(wcnf.soft), "variables": int(wcnf.nv)}
 
 
-def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list[str]]:
+def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
     comps: list[Comparison] = []
     notes: list[str] = []
     adult = ctx.adult()
     if isinstance(adult, str):
-        return comps, [adult], []
+        return comps, [adult]
     frame, schema = adult
     criteria = dpaudit.datasets.preset("adult")
     sizes = sorted({min(n, len(frame)) for n in (*cfg.repair_sizes, len(frame))})
@@ -83,8 +83,8 @@ def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list
                            cfg.repeat if first["encode"] + first["solve"] < 5 else cfg.repeat_costly, warmup=0,
                            check=f"RC2 optimum = dpaudit's exact U_R = {first['cost']:,}",
                            extra={"clauses": first["clauses"], "variables": first["variables"], "value": first["cost"]})
-            comp.extra["encode"] = _median([r["encode"] for r in runs])
-            comp.extra["solve"] = _median([r["solve"] for r in runs])
+            comp.extra["encode"] = median([r["encode"] for r in runs])
+            comp.extra["solve"] = median([r["solve"] for r in runs])
             if not all(r["finished"] for r in runs):
                 comp.status = f"RC2 unfinished after {cfg.repair_limit:g} s in a timed run"
             comps.append(comp)
@@ -94,8 +94,7 @@ def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list
         notes.append("bench_repair_solvers.solve_rc2 could not be imported: the compressed-formulation row is missing")
     else:
         comps.append(_compressed(frame, schema, criteria, cfg, solve_rc2))
-    return comps, notes, ["baseline: rc2_tuple_level in _suite/section_repair.py (dpaudit.repair_wcnf + pysat RC2); "
-                          "compressed formulation: bench_repair_solvers.solve_rc2 (imported)"]
+    return comps, notes
 
 
 def _compressed(frame: Any, schema: Any, criteria: tuple[str, ...], cfg: Config,
