@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import adapters
 from .config import SECTIONS, TARGETS
 from .context import SectionResult
 from .figure import scaling_series, slope
@@ -248,102 +249,64 @@ def sections(page: Page) -> str:
 # ---------------------------------------------------------------------------------------------------
 # the summary: headline comparisons beside the targets of issue 14
 # ---------------------------------------------------------------------------------------------------
-def _size(c: Comparison) -> int:
-    return int(c.size.split()[0].replace(",", ""))
+Headline = tuple[str, Comparison, str | None, str | None, float | None, str]
 
 
 def _ratio(c: Comparison) -> tuple[float | None, str]:
     return c.ratio, f"**{fmt_ratio(c.ratio)}**" if c.ok else c.status
 
 
-def _audit_peak(c: Comparison) -> tuple[float | None, str]:
-    peak = c.extra["peak_rss_mib"]
-    value = float(peak["audit"]) if isinstance(peak, dict) else float(peak)
-    return value, fmt_mib(value)
+def _headlines(results: dict[str, SectionResult]) -> Iterator[Headline]:
+    """(section, comparison, what it compares or None for "a / b", key of its target in ``TARGETS`` or None,
+    the measured value, its text) of every row of the summary."""
+    def comps(key: str) -> list[Comparison]:
+        return results[key].comparisons if key in results else []
 
-
-def _own_peak(c: Comparison) -> tuple[float | None, str]:
-    own, matrix = float(c.extra["own_peak_mib"]), float(c.extra["matrix_mib"])
-    return own / matrix, f"**{fmt_ratio(own / matrix)}** ({fmt_mib(own)} over {fmt_mib(matrix)})"
-
-
-def _largest_census_with_rss(c: Comparison, comps: list[Comparison]) -> bool:
-    census = [o for o in comps if o.workload.startswith("census (Parquet") and "peak_rss_mib" in o.extra]
-    return bool(census) and c is max(census, key=_size)
-
-
-def _largest_finished(c: Comparison, comps: list[Comparison]) -> bool:
-    return c.ok and c.workload.startswith("Adult sample") and c is [o for o in comps
-                                                                    if o.ok and o.workload == c.workload][-1]
-
-
-def _tc_pair(c: Comparison, comps: list[Comparison]) -> bool:
-    from .adapters import tc_pairs  # bench_fairness.TC_PAIRS: the like-for-like pairs
-
-    return (c.a_name, c.b_name) in tc_pairs()
-
-
-def _n_boot(c: Comparison) -> int | None:
-    found = re.search(r"n_boot\s*=\s*(\d+)", c.a_name)
-    return int(found.group(1)) if found else None
-
-
-@dataclass(frozen=True)
-class Headline:
-    """Rows of the summary: the comparisons of ``section`` that ``pick`` chooses, their ``measure``
-    (value, text) beside the target ``TARGETS[target]``, met or missed on a full run (at ``size``)."""
-
-    section: str
-    pick: Callable[[Comparison, list[Comparison]], bool]
-    what: str = "{c.a_name} / {c.b_name}"
-    target: Callable[[Comparison], str | None] = lambda c: None
-    measure: Callable[[Comparison], tuple[float | None, str]] = _ratio
-    size: str | None = None
-
-
-def _audit(c: Comparison) -> bool:
-    return c.a_name in ("audit, U_MI^TVD", "audit, U_MI^TVD + U_TC") and c.workload.startswith(("Adult (", "census (Parquet"))
-
-HEADLINES = (
-    Headline("fairness", lambda c, comps: _audit(c) or _tc_pair(c, comps),
-             target=lambda c: "audit" if _audit(c) else "paper_tc"),
-    Headline("fairness", _largest_census_with_rss, "peak RSS of the audit (fresh process)",
-             target=lambda c: "rss_mib", measure=_audit_peak, size="100,000,000"),
-    Headline("references", lambda c, _: c.ok and c.workload.startswith("Adult")),
-    Headline("repair", _largest_finished, "{c.a_name} / {c.b_name}, largest sample RC2 finished"),
-    Headline("repair", lambda c, _: c.workload.startswith("Adult, bag, count tables")),
-    Headline("mia", lambda c, _: True,
-             target=lambda c: {0: "mia", 200: "mia_boot"}.get(_n_boot(c))),
-    Headline("mia", lambda c, _: "own_peak_mib" in c.extra and bool(c.extra.get("matrix_mib")),
-             "peak RSS {c.a_name} adds / the score matrix", target=lambda c: "mia_rss", measure=_own_peak),
-    Headline("train", lambda c, _: True),
-    Headline("spark", lambda c, _: c.a_name.startswith("audit(") and "DuckDB" not in c.a_name),
-)
-
-
-def _verdict(value: float | None, target: float, full: bool) -> str:
-    if value is None:
-        return ""
-    if not full:
-        return "n/a (smaller sizes than the target's)"
-    return "met" if value <= target else "**missed**"
+    pairs = adapters.tc_pairs() if "fairness" in results else ()  # U_TC: the like-for-like pairs
+    for c in comps("fairness"):
+        if c.a_name in ("audit, U_MI^TVD", "audit, U_MI^TVD + U_TC") and c.workload.startswith(("Adult (", "census (P")):
+            yield "fairness", c, None, "audit", *_ratio(c)
+        elif (c.a_name, c.b_name) in pairs:
+            yield "fairness", c, None, "paper_tc", *_ratio(c)
+    census = [c for c in comps("fairness") if c.workload.startswith("census (P") and "peak_rss_mib" in c.extra]
+    if census:
+        big = max(census, key=lambda c: int(c.size.replace(",", "")))
+        peak = big.extra["peak_rss_mib"]
+        value = float(peak["audit"] if isinstance(peak, dict) else peak)
+        yield "fairness", big, "peak RSS of the audit (fresh process)", "rss_mib", value, fmt_mib(value)
+    yield from (("references", c, None, None, *_ratio(c)) for c in comps("references")
+                if c.ok and c.workload.startswith("Adult"))
+    samples = [c for c in comps("repair") if c.ok and c.workload.startswith("Adult sample")]
+    for workload in dict.fromkeys(c.workload for c in samples):
+        last = [c for c in samples if c.workload == workload][-1]
+        yield "repair", last, f"{last.a_name} / {last.b_name}, largest sample RC2 finished", None, *_ratio(last)
+    yield from (("repair", c, None, None, *_ratio(c)) for c in comps("repair")
+                if c.workload.startswith("Adult, bag, count tables"))
+    for c in comps("mia"):
+        found = re.search(r"n_boot\s*=\s*(\d+)", c.a_name)
+        yield "mia", c, None, {"0": "mia", "200": "mia_boot"}.get(found.group(1) if found else ""), *_ratio(c)
+    for c in comps("mia"):
+        if "own_peak_mib" in c.extra and c.extra.get("matrix_mib"):
+            own, matrix = float(c.extra["own_peak_mib"]), float(c.extra["matrix_mib"])
+            yield ("mia", c, f"peak RSS {c.a_name} adds / the score matrix", "mia_rss", own / matrix,
+                   f"**{fmt_ratio(own / matrix)}** ({fmt_mib(own)} over {fmt_mib(matrix)})")
+    yield from (("train", c, None, None, *_ratio(c)) for c in comps("train"))
+    yield from (("spark", c, None, None, *_ratio(c)) for c in comps("spark")
+                if c.a_name.startswith("audit(") and "DuckDB" not in c.a_name)
 
 
 def summary(page: Page) -> str:
     rows = []
-    for h in HEADLINES:
-        result = page.results.get(h.section)
-        for c in result.comparisons if result else []:
-            if not h.pick(c, result.comparisons):
-                continue
-            value, text = h.measure(c)
-            key = h.target(c)
-            target = TARGETS[key] if key else None
-            limit = "" if target is None else f"≤ {target:,.0f} MiB" if key == "rss_mib" else f"≤ {target:g}×"
-            full = result.mode == "full" and (h.size is None or c.size == h.size)
-            what = f"{c.workload.split(' (')[0]}: " + h.what.format(c=c)
-            rows.append([SECTIONS.index(h.section) + 1, what, c.size, text, limit,
-                         "" if target is None else _verdict(value, target, full)])
+    for key, c, what, target, value, text in _headlines(page.results):
+        limit = "" if target is None else f"≤ {TARGETS[target]:,.0f} MiB" if target == "rss_mib" else \
+            f"≤ {TARGETS[target]:g}×"
+        verdict = ""
+        if target is not None and value is not None:  # judged on the full configuration's sizes only
+            full = page.results[key].mode == "full" and (target != "rss_mib" or c.size == "100,000,000")
+            verdict = "n/a (smaller sizes than the target's)" if not full else \
+                "met" if value <= TARGETS[target] else "**missed**"
+        rows.append([SECTIONS.index(key) + 1, f"{c.workload.split(' (')[0]}: {what or f'{c.a_name} / {c.b_name}'}",
+                     c.size, text, limit, verdict])
     if not rows:
         return "*No section measured yet.*"
     return markdown_table(["§", "comparison", "size", "measured", "target (issue 14)", "verdict"], rows, "rlrrrl")
