@@ -92,13 +92,19 @@ def test_generated_data_never_goes_into_the_source_tree(tmp_path, capsys, inside
     assert not config.inside_repo(tmp_path) and config.inside_repo(REPO / "benchmarks")
 
 
-def test_the_other_scripts_run_functions_are_imported_not_stood_in():
-    """bench_fairness / bench_mia expose their run functions and the suite uses them (no second copy)."""
-    assert not [line for line in adapters.pending() if not line.startswith("spark:")], adapters.pending()
-    for key, name in [("fairness", "run_adult"), ("fairness", "run_paper_tc"), ("fairness", "run_census"),
-                      ("fairness", "run_frames"), ("mia", "run_eval"), ("train", "sklearn_loop"),
-                      ("repair", "solve_rc2")]:
-        assert adapters.function(key, name) is not None, (key, name)
+def test_the_other_scripts_run_functions_are_what_the_suite_calls():
+    """The suite times the scripts' own run functions (no second copy of their workloads)."""
+    import bench_fairness
+    import bench_mia
+    import bench_mia_train
+    import bench_spark
+
+    for module, name in [(bench_fairness, "run_adult"), (bench_fairness, "run_paper_tc"),
+                         (bench_fairness, "run_census"), (bench_fairness, "run_frames"),
+                         (bench_fairness, "census_file"), (bench_mia, "run_eval"), (bench_mia_train, "sklearn_loop"),
+                         (bench_spark, "run_spark"), (bench_spark, "run_spark_adult")]:
+        assert callable(getattr(module, name)), (module.__name__, name)
+    assert adapters.tc_pairs() and all(len(pair) == 2 for pair in adapters.tc_pairs())
 
 
 def test_script_results_become_comparisons():
@@ -117,20 +123,20 @@ def test_script_results_become_comparisons():
     assert "sql" not in first.extra and first.extra["source"] == "bench_fairness.run_census"
 
 
-def test_spark_hook(monkeypatch, tmp_path):
-    """Section 7 says why it did not run while bench_spark.run_spark is missing, and uses it once it exists."""
-    monkeypatch.setattr(adapters, "function", lambda key, name: None)
-    assert adapters.spark(10, tmp_path, repeat=1, warmup=0).startswith("not measured")
+def test_spark_rows(monkeypatch, tmp_path):
+    """Section 7 turns bench_spark.run_spark's result into rows, passing the suite's sizes."""
+    import bench_spark
+
     seen = {}
 
-    def run_spark(rows, *, repeat=3):
-        seen.update(rows=rows, repeat=repeat)
+    def run_spark(rows, *, repeat, warmup, data_dir, seed):
+        seen.update(rows=rows, repeat=repeat, data_dir=data_dir)
         return {"name": "census on Spark", "rows": rows, "baseline": "b",
                 "sides": {"b": {"seconds": [1.0]}, "audit spark": {"seconds": [3.0]}}}
 
-    monkeypatch.setattr(adapters, "function", lambda key, name: run_spark)
+    monkeypatch.setattr(bench_spark, "run_spark", run_spark)
     (comp,) = adapters.spark(10, tmp_path, repeat=2, warmup=0)
-    assert seen == {"rows": 10, "repeat": 2} and comp.ratio == 3.0 and comp.a_name == "audit spark"
+    assert seen == {"rows": 10, "repeat": 2, "data_dir": tmp_path} and comp.ratio == 3.0 and comp.a_name == "audit spark"
 
 
 def test_smallest_run_writes_the_document_json_and_figure(tmp_path):

@@ -42,8 +42,7 @@ def fmt_seconds(s: float | None) -> str:
     """
     if not _finite(s):
         return "—"
-    assert s is not None
-    return f"{s * 1e3:.3g} ms" if s < 0.01 else f"{s:.3g} s"
+    return f"{s * 1e3:.3g} ms" if s < 0.01 else f"{s:.3g} s"  # type: ignore[operator]
 
 
 def fmt_ratio(r: float | None) -> str:
@@ -219,7 +218,6 @@ def machine(page: Page) -> str:
         ["configuration", ", ".join(sorted({r.mode for r in page.results.values()}))],
         ["sections run last", ", ".join(run.get("sections", order))],
         ["seconds of that run", f"{run.get('seconds', 0):.0f}"],
-        *([["not measured yet", "; ".join(run["pending"])]] if run.get("pending") else []),
         ["CPUs", env.get("cpus", "?")],
         ["load average (1 / 5 / 15 min) at the start", fmt_load(env.get("loadavg") or [])],
         ["load average at the end", fmt_load(run.get("load_end") or [])],

@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import adapters
+import dpaudit
+
 from . import references as ref
 from .config import Config
 from .context import Context, log
 from .timing import Comparison, compare, median
-
-dpaudit = adapters.dpaudit
 
 
 def _rel(a: float, b: float) -> float:

@@ -1,19 +1,16 @@
 """Section 3 of docs/benchmarks.md: dpaudit's exact U_R against RC2, on the paper's tuple-level WCNF of
-growing Adult samples and on the compressed per-block formulation of ``bench_repair_solvers.py``."""
+growing Adult samples and on the compressed per-block formulation ``bench_repair_solvers.py`` compares."""
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable
 from typing import Any
 
-from . import adapters
+import dpaudit
+
 from .config import Config
 from .context import Context, log
 from .timing import Comparison, compare, median
-
-dpaudit = adapters.dpaudit
 
 
 def rc2_tuple_level(data: Any, criteria: tuple[str, ...], schema: Any, semantics: str, limit: float,
@@ -23,12 +20,14 @@ def rc2_tuple_level(data: Any, criteria: tuple[str, ...], schema: Any, semantics
     from pysat.examples.rc2 import RC2
     from pysat.formula import WCNF
 
+    from dpaudit.measures._center_rc2 import compute_within
+
     t0 = time.perf_counter()
     text = dpaudit.repair_wcnf(data, criteria, schema=schema, semantics=semantics, max_clauses=max_clauses)
     wcnf = WCNF(from_string=text)
     t1 = time.perf_counter()
     rc2 = RC2(wcnf, solver="g3")
-    model = importlib.import_module("bench_repair_solvers").compute_within(rc2, limit)
+    model = compute_within(rc2, limit)
     t2 = time.perf_counter()
     cost = int(rc2.cost)
     rc2.delete()
@@ -89,18 +88,15 @@ def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
                 comp.status = f"RC2 unfinished after {cfg.repair_limit:g} s in a timed run"
             comps.append(comp)
             log(f"  {semantics} n={n:,}: {comp.ratio or float('nan'):.3g}× ({first['clauses']:,} clauses)")
-    solve_rc2 = adapters.rc2_compressed()
-    if solve_rc2 is None:
-        notes.append("bench_repair_solvers.solve_rc2 could not be imported: the compressed-formulation row is missing")
-    else:
-        comps.append(_compressed(frame, schema, criteria, cfg, solve_rc2))
+    comps.append(_compressed(frame, schema, criteria, cfg))
     return comps, notes
 
 
-def _compressed(frame: Any, schema: Any, criteria: tuple[str, ...], cfg: Config,
-                solve_rc2: Callable[[Any, float], dict[str, Any]]) -> Comparison:
-    """U_R (bag) on the whole of Adult: dpaudit's exact solver vs RC2 on the compressed per-block formulation,
+def _compressed(frame: Any, schema: Any, criteria: tuple[str, ...], cfg: Config) -> Comparison:
+    """U_R (bag) on the whole of Adult: dpaudit's exact solver vs RC2 on the compressed per-block formulation
+    (``dpaudit.measures._center_rc2.solve_rc2``, one of the solvers ``bench_repair_solvers.py`` compares),
     both on the same count tables (counting excluded on both sides)."""
+    from dpaudit.measures._center_rc2 import solve_rc2
     from dpaudit.measures.repair import u_r
 
     tables = dpaudit.count_tables(frame, dpaudit.parse_criteria(criteria), schema)
@@ -116,7 +112,7 @@ def _compressed(frame: Any, schema: Any, criteria: tuple[str, ...], cfg: Config,
         return sum(u_r(t.counts, semantics="bag") for t in tables)
 
     value = exact()
-    log(f"  bag, all of Adult, {len(blocks)} blocks: u_r vs bench_repair_solvers.solve_rc2")
+    log(f"  bag, all of Adult, {len(blocks)} blocks: u_r vs RC2 on the compressed formulation")
     comp = compare("Adult, bag, count tables", f"{len(frame):,} (all)", "u_r on the count tables",
                    exact, "RC2, compressed formulation (bench_repair_solvers)", baseline, cfg.repeat,
                    warmup=cfg.warmup, extra={"blocks": len(blocks), "value": value})

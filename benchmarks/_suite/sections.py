@@ -7,7 +7,7 @@ JSON written beside it.
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import time
 import traceback
 from collections.abc import Callable
@@ -17,7 +17,7 @@ from .config import REPO, SECTIONS, Config
 from .context import FAILED, Context, SectionResult, _logged, log
 from .section_references import references
 from .section_repair import repair
-from .timing import Comparison, load1, machine
+from .timing import Comparison, load1, loadavg, machine
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -101,22 +101,19 @@ def scaling(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
 
 
 def spark(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
+    if importlib.util.find_spec("pyspark") is None:
+        return [], ["not measured: pyspark is not installed (pip install -e '.[spark]'; Java 17+)"]
     comps: list[Comparison] = []
-    if adapters.function("spark", "run_spark") is None:  # the hook: the note says how to fill the section in
-        return [], [str(adapters.spark(0, cfg.data_dir, repeat=1, warmup=0))]
     adult = ctx.adult()
-    if adapters.function("spark", "run_spark_adult") is not None and not isinstance(adult, str):
+    if not isinstance(adult, str):
         log("  Adult on Spark (local mode)")
         comps += _logged(adapters.spark_adult(*adult, repeat=cfg.repeat, warmup=cfg.warmup))
     for rows in cfg.spark_rows:
         ctx.census(rows)
         log(f"  census {rows:,} rows on Spark (local mode)")
-        found = adapters.spark(rows, cfg.data_dir, repeat=cfg.repeats_for(rows), warmup=cfg.warmup, seed=cfg.seed)
-        if isinstance(found, str):
-            log(f"  {found}")
-            return [], [found]
-        comps += _logged(found)
-    return comps, []
+        comps += _logged(adapters.spark(rows, cfg.data_dir, repeat=cfg.repeats_for(rows), warmup=cfg.warmup,
+                                        seed=cfg.seed))
+    return comps, [adult] if isinstance(adult, str) else []
 
 
 RUNNERS: dict[str, Callable[[Config, Context], tuple[list[Comparison], list[str]]]] = {
@@ -141,8 +138,4 @@ def run_section(key: str, cfg: Config, ctx: Context) -> SectionResult:
         comps, notes = [], [f"{FAILED} {type(exc).__name__}: {exc}"]
     seconds = time.perf_counter() - t0
     log(f"   {seconds:.1f} s, load {env['loadavg'][0] if env['loadavg'] else 0:.2f} → {load1():.2f}")
-    try:
-        end = [round(x, 2) for x in os.getloadavg()]
-    except (AttributeError, OSError):
-        end = []
-    return SectionResult(key, cfg.mode, comps, env, end, seconds, notes)
+    return SectionResult(key, cfg.mode, comps, env, loadavg(), seconds, notes)
