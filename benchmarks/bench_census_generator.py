@@ -35,8 +35,6 @@ import math
 import os
 import platform
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -45,7 +43,7 @@ import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from _suite.timing import interleaved, ru_maxrss_mib
+from _suite.timing import in_fresh_process, interleaved, ru_maxrss_mib
 
 import dpaudit
 from dpaudit.datasets import synthetic
@@ -104,14 +102,10 @@ def child(kind: str, path: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def in_fresh_process(kind: str, path: Path, args: argparse.Namespace) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", kind, "--_path", str(path),
-           "--rows", str(args.rows), "--chunk-rows", str(args.chunk_rows), "--seed", str(args.seed),
-           "--dependence", repr(args.dependence)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"child process for {kind} failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def fresh_writer(kind: str, path: Path, args: argparse.Namespace) -> dict:
+    return in_fresh_process(__file__, "--_child", kind, "--_path", str(path), "--rows", str(args.rows),
+                            "--chunk-rows", str(args.chunk_rows), "--seed", str(args.seed),
+                            "--dependence", repr(args.dependence))
 
 
 def check(path: Path, args: argparse.Namespace) -> None:
@@ -153,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         numpy_path = folder / "numpy.parquet"
 
         print("1. Fresh processes (wall time of the write; peak RSS = resource.getrusage ru_maxrss)")
-        fresh = {kind: in_fresh_process(kind, path, args)
+        fresh = {kind: fresh_writer(kind, path, args)
                  for kind, path in (("census", census_path), ("numpy", numpy_path))}
         for kind, label in (("census", "write_census"), ("numpy", "numpy baseline")):
             r = fresh[kind]

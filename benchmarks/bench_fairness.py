@@ -56,8 +56,6 @@ import contextlib
 import json
 import os
 import platform
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -70,7 +68,7 @@ import pyarrow as pa
 from _fairness_baseline import check, criterion_columns, duckdb_counts, group_by_sql
 from _fairness_data import adult_data, census_file
 from _fairness_paper import PAPER_REPO, run_paper_tc, tc_misses
-from _suite.timing import loadavg, peak_rss_mib, print_result, run_sides
+from _suite.timing import in_fresh_process, loadavg, peak_rss_mib, print_result, run_sides
 
 import dpaudit
 from dpaudit import Schema
@@ -136,7 +134,8 @@ def run_census(rows: int, *, data_dir: str | Path | None = None, repeat: int = 3
                   lambda: check(audit("tvd")(), duckdb_counts(source, sqls), criteria, sch, rows),
                   path=str(path), mib=path.stat().st_size / 2**20, reused=reused, sql=sqls)
     if rss:
-        result["peak_rss_mib"] = {side: fresh_process(side, path)["peak_rss_mib"] for side in ("audit", "baseline")}
+        result["peak_rss_mib"] = {side: in_fresh_process(__file__, "--_child", side, "--_path", str(path))["peak_rss_mib"]
+                                  for side in ("audit", "baseline")}
     return result
 
 
@@ -152,15 +151,6 @@ def child(kind: str, path: Path) -> int:
     print(json.dumps({"kind": kind, "seconds": time.perf_counter() - t0, "peak_rss_mib": peak_rss_mib(),
                       "after_imports_mib": after_imports}))
     return 0
-
-
-def fresh_process(kind: str, path: Path) -> dict[str, Any]:
-    """One side alone in a new Python process (its peak RSS is then its own)."""
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--_child", kind, "--_path", str(path)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"the {kind} child process failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # --------------------------------------------------------------------------------------------------

@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -44,7 +43,7 @@ from typing import Any
 
 import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 import numpy as np
-from _suite.timing import loadavg, reset_high_water_mark, ru_maxrss_mib, run_sides, status_mib
+from _suite.timing import in_fresh_process, loadavg, reset_high_water_mark, ru_maxrss_mib, run_sides, status_mib
 from _suite.timing import print_result as print_timing
 
 from dpaudit._io import atomic_write_text, to_jsonable
@@ -107,13 +106,8 @@ def child(side: str, models: int, records: int, seed: int) -> int:
 
 
 def fresh_process(side: str, models: int, records: int, seed: int) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--_child", side, "--models", str(models),
-                           "--records", str(records), "--seed", str(seed)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"the {side} child process failed:\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return in_fresh_process(__file__, "--_child", side, "--models", str(models), "--records", str(records),
+                            "--seed", str(seed))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ The scripts' run functions return one result dict (:func:`run_sides`)::
 from __future__ import annotations
 
 import gc
+import json
 import os
 import platform
 import statistics
@@ -159,8 +160,19 @@ def print_result(result: Mapping[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
-# memory: the peak RSS of this process (Linux /proc, else getrusage)
+# memory: the peak RSS of this process (Linux /proc, else getrusage), one side in a fresh process
 # ---------------------------------------------------------------------------------------------------
+def in_fresh_process(script: str | Path, *args: str) -> dict[str, Any]:
+    """Run ``python script args…`` in a new process (a side measured there has its own peak RSS) and
+    return the JSON object on the last line it printed."""
+    done = subprocess.run([sys.executable, str(Path(script).resolve()), *args], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{Path(script).name} {' '.join(args)} failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 def status_mib(field: str) -> float | None:
     """``VmRSS`` / ``VmHWM`` of this process from /proc (Linux), MiB; None elsewhere."""
     try:
