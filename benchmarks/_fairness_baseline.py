@@ -57,7 +57,7 @@ def duckdb_counts(source: str, sqls: Sequence[str], frame: Any = None) -> list[d
         con.close()
 
 
-def _dense(result: dict[str, np.ndarray], cols: Sequence[str], sch: Schema) -> np.ndarray:
+def dense(result: dict[str, np.ndarray], cols: Sequence[str], sch: Schema) -> np.ndarray:
     """The baseline's grouped rows as a dense (A, P, O) table, for the untimed check."""
     index, dims = [], []
     for c in cols:
@@ -83,7 +83,7 @@ def check(result: dpaudit.AuditResult, baseline: list[dict[str, np.ndarray]], cr
     assert got is not None
     for value, counted, crit in zip(got, baseline, dpaudit.parse_criteria(criteria)):
         sizes = [math.prod(sch[c].size for c in side) for side in (crit.admissible, crit.protected, crit.outcome)]
-        expected = u_mi_tvd(np.rint(_dense(counted, crit.columns, sch)).astype(np.int64).reshape(sizes))
+        expected = u_mi_tvd(np.rint(dense(counted, crit.columns, sch)).astype(np.int64).reshape(sizes))
         worst = max(worst, abs(value - expected) / max(abs(expected), 1e-300))
     assert worst <= 1e-9, worst
     return f"n = {rows:,} and U_MI^TVD of every criterion equal the baseline's counts (rel. diff {worst:.0e})"

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _fairness_data import _adult
-from _fairness_timing import _run
+from _fairness_data import adult_data
+from _suite.timing import run_sides
 
 import dpaudit
 from dpaudit import Categorical, Schema
@@ -94,7 +94,7 @@ def run_paper_tc(frame: Any = None, schema: Schema | None = None, *, repeat: int
     """U_TC on Adult, dpaudit vs the paper's reference implementation (baseline), both over the cells
     that occur (the reference's definition), k = 500. The reference is timed as the paper's runtime
     experiments time it: ``calculate`` on an already label-encoded frame, the object built beforehand."""
-    frame, sch = _adult(frame, schema)
+    frame, sch = adult_data(frame, schema)
     criteria = dpaudit.datasets.preset("adult")
     crits = dpaudit.parse_criteria(criteria)
     as_paper = [[c.protected[0], c.outcome[0], *c.admissible] for c in crits]  # (protected, response[, admissible])
@@ -130,7 +130,7 @@ def run_paper_tc(frame: Any = None, schema: Schema | None = None, *, repeat: int
     if "encode_and_clean" in reference_class.calculate.__code__.co_varnames:  # the reference's own encoder
         raw = reference_class(data=frame)
         fns[RAW_REFERENCE] = quiet(lambda: raw.calculate(as_paper, k=k, epsilon=None, encode_and_clean=True))
-    return _run("U_TC on Adult vs the paper's code", len(frame), fns, base, repeat, warmup, verify, reference=source)
+    return run_sides("U_TC on Adult vs the paper's code", len(frame), fns, base, repeat, warmup, verify, reference=source)
 
 
 #: The like-for-like pairs of :func:`run_paper_tc` (dpaudit side, reference side): U_TC "no slower

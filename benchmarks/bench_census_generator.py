@@ -30,31 +30,24 @@ file there instead).
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import math
 import os
 import platform
-import resource
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from _suite.timing import in_fresh_process, interleaved, ru_maxrss_mib
 
-# Benchmark the working tree this script lives in, whatever copy `pip install -e` points at.
-_SRC = Path(__file__).resolve().parents[1] / "src"
-if (_SRC / "dpaudit" / "__init__.py").is_file():
-    sys.path.insert(0, str(_SRC))
-
-import dpaudit  # noqa: E402
-from dpaudit.datasets import synthetic  # noqa: E402
-from dpaudit.datasets.synthetic import CENSUS_COLUMNS, census, write_census  # noqa: E402
+import dpaudit
+from dpaudit.datasets import synthetic
+from dpaudit.datasets.synthetic import CENSUS_COLUMNS, census, write_census
 
 # (dtype, low, high inclusive) of each baseline column: the census table's ranges
 BASELINE_COLUMNS = {
@@ -68,12 +61,6 @@ BASELINE_COLUMNS = {
     "RACE": (np.int16, 100, 830),
 }
 assert tuple(BASELINE_COLUMNS) == CENSUS_COLUMNS
-
-
-def peak_rss_mib() -> float:
-    """Peak resident set size of this process so far (ru_maxrss is KiB on Linux, bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def write_baseline(path: Path, rows: int, chunk_rows: int, seed: int = 0) -> Path:
@@ -106,23 +93,19 @@ def run_one(kind: str, path: Path, args: argparse.Namespace) -> None:
 
 def child(kind: str, path: Path, args: argparse.Namespace) -> int:
     """Run one writer in this (fresh) process; print wall time and RSS as JSON."""
-    rss_before = peak_rss_mib()  # after the imports
+    rss_before = ru_maxrss_mib()  # after the imports
     t0 = time.perf_counter()
     run_one(kind, path, args)
     seconds = time.perf_counter() - t0
     print(json.dumps({"kind": kind, "seconds": seconds, "rss_after_imports_mib": rss_before,
-                      "peak_rss_mib": peak_rss_mib(), "bytes": path.stat().st_size}))
+                      "peak_rss_mib": ru_maxrss_mib(), "bytes": path.stat().st_size}))
     return 0
 
 
-def in_fresh_process(kind: str, path: Path, args: argparse.Namespace) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_child", kind, "--_path", str(path),
-           "--rows", str(args.rows), "--chunk-rows", str(args.chunk_rows), "--seed", str(args.seed),
-           "--dependence", repr(args.dependence)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"child process for {kind} failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def fresh_writer(kind: str, path: Path, args: argparse.Namespace) -> dict:
+    return in_fresh_process(__file__, "--_child", kind, "--_path", str(path), "--rows", str(args.rows),
+                            "--chunk-rows", str(args.chunk_rows), "--seed", str(args.seed),
+                            "--dependence", repr(args.dependence))
 
 
 def check(path: Path, args: argparse.Namespace) -> None:
@@ -164,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         numpy_path = folder / "numpy.parquet"
 
         print("1. Fresh processes (wall time of the write; peak RSS = resource.getrusage ru_maxrss)")
-        fresh = {kind: in_fresh_process(kind, path, args)
+        fresh = {kind: fresh_writer(kind, path, args)
                  for kind, path in (("census", census_path), ("numpy", numpy_path))}
         for kind, label in (("census", "write_census"), ("numpy", "numpy baseline")):
             r = fresh[kind]
@@ -175,14 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         print("  check: row count, row groups and the first rows equal census() for the same seed: ok")
 
         print(f"\n2. This process, alternating, {args.repeat} run(s) each")
-        times: dict[str, list[float]] = {"census": [], "numpy": []}
-        order = ["census", "numpy"]
-        for r in range(args.repeat):
-            for kind in (order if r % 2 == 0 else order[::-1]):
-                gc.collect()
-                t0 = time.perf_counter()
-                run_one(kind, census_path if kind == "census" else numpy_path, args)
-                times[kind].append(time.perf_counter() - t0)
+        times = interleaved({"census": lambda: run_one("census", census_path, args),
+                             "numpy": lambda: run_one("numpy", numpy_path, args)}, args.repeat, warmup=0)
         best = {k: min(v) for k, v in times.items()}
         med = {k: statistics.median(v) for k, v in times.items()}
         size = {"census": census_path.stat().st_size, "numpy": numpy_path.stat().st_size}
@@ -191,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.rows / best[kind] / 1e6:5.2f} M rows/s   file {size[kind] / 2**20:.1f} MiB")
         print(f"  ratio write_census / baseline: {best['census'] / best['numpy']:.2f}x (best), "
               f"{med['census'] / med['numpy']:.2f}x (median)")
-        print(f"  peak RSS of this process: {peak_rss_mib():,.0f} MiB")
+        print(f"  peak RSS of this process: {ru_maxrss_mib():,.0f} MiB")
 
         if args.keep is not None:
             args.keep.mkdir(parents=True, exist_ok=True)

@@ -31,22 +31,16 @@ import argparse
 import os
 import platform
 import sys
-from pathlib import Path
 from typing import Any
 
+import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 import numpy as np
+from _suite.timing import interleaved, median
 
-_ROOT = Path(__file__).resolve().parents[1]
-if (_ROOT / "src" / "dpaudit" / "__init__.py").is_file():
-    sys.path.insert(0, str(_ROOT / "src"))
-sys.path.insert(0, str(_ROOT / "benchmarks"))
-
-from _suite.timing import interleaved, median  # noqa: E402
-
-from dpaudit import Criterion, count_tables, datasets  # noqa: E402
-from dpaudit.measures._block import BlockRepair  # noqa: E402
-from dpaudit.measures._ci import TOLERANCE, _ci_upper, _pairing_lower, ci_block  # noqa: E402
-from dpaudit.measures.repair import DEFAULT_TIME_LIMIT  # noqa: E402
+from dpaudit import Criterion, count_tables, datasets
+from dpaudit.measures._block import BlockRepair
+from dpaudit.measures._ci import TOLERANCE, _ci_upper, _pairing_lower, ci_block
+from dpaudit.measures.repair import DEFAULT_TIME_LIMIT
 
 
 def multi_valued_blocks(name: str) -> list[tuple[str, list[np.ndarray]]]:

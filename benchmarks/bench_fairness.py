@@ -56,46 +56,23 @@ import contextlib
 import json
 import os
 import platform
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 import duckdb
 import numpy as np
 import pyarrow as pa
+from _fairness_baseline import check, criterion_columns, duckdb_counts, group_by_sql
+from _fairness_data import adult_data, census_file
+from _fairness_paper import PAPER_REPO, run_paper_tc, tc_misses
+from _suite.timing import in_fresh_process, loadavg, peak_rss_mib, print_result, run_sides
 
-# Benchmark the working tree this script lives in, whatever copy `pip install -e` points at.
-REPO = Path(__file__).resolve().parents[1]
-_SRC = REPO / "src"
-if (_SRC / "dpaudit" / "__init__.py").is_file():
-    sys.path.insert(0, str(_SRC))
-
-import dpaudit  # noqa: E402
-from dpaudit import Schema  # noqa: E402
-from dpaudit._io import atomic_write_text, to_jsonable  # noqa: E402
-
-if str(REPO / "benchmarks") not in sys.path:  # the suite's timing module, shared by every script
-    sys.path.append(str(REPO / "benchmarks"))
-# The helpers live in the sibling modules below; the names other scripts use (bench_repair, bench_mia,
-# bench_spark, _suite/adapters) stay importable from here.
-from _fairness_baseline import _dense as _dense  # noqa: E402
-from _fairness_baseline import check, criterion_columns, duckdb_counts, group_by_sql  # noqa: E402
-from _fairness_baseline import integer_division as integer_division  # noqa: E402
-from _fairness_data import CRITERIA as CRITERIA  # noqa: E402
-from _fairness_data import _adult, census_file  # noqa: E402
-from _fairness_data import dataset as dataset  # noqa: E402
-from _fairness_data import schema as schema  # noqa: E402
-from _fairness_paper import PAPER_REPO, run_paper_tc, tc_misses  # noqa: E402
-from _fairness_paper import TC_PAIRS as TC_PAIRS  # noqa: E402
-from _fairness_timing import _run, load, peak_rss_mib, print_result  # noqa: E402
-from _fairness_timing import interleaved as interleaved  # noqa: E402
-from _fairness_timing import reset_high_water_mark as reset_high_water_mark  # noqa: E402
-from _fairness_timing import ru_maxrss_mib as ru_maxrss_mib  # noqa: E402
-from _fairness_timing import status_mib as status_mib  # noqa: E402
-from _fairness_timing import summarize as summarize  # noqa: E402
+import dpaudit
+from dpaudit import Schema
+from dpaudit._io import atomic_write_text, to_jsonable
 
 TARGET_RATIO = 1.5  # audit / baseline, Adult and census
 TARGET_RSS_MIB = 2048  # peak RSS of the audit at 100M rows
@@ -107,7 +84,7 @@ TARGET_RSS_MIB = 2048  # peak RSS of the audit at 100M rows
 def run_adult(frame: Any = None, schema: Schema | None = None, *, repeat: int = 21, warmup: int = 1) -> dict[str, Any]:
     """Adult (pandas frame), the paper's four criteria, exact: audit (U_MI^TVD, U_TC, both) and
     ``count_tables`` vs the hand-written DuckDB group-bys on the frame."""
-    frame, sch = _adult(frame, schema)
+    frame, sch = adult_data(frame, schema)
     criteria = dpaudit.datasets.preset("adult")
     crits = dpaudit.parse_criteria(criteria)
     sqls = [group_by_sql("adult", cols, sch) for cols in criterion_columns(criteria)]
@@ -118,7 +95,7 @@ def run_adult(frame: Any = None, schema: Schema | None = None, *, repeat: int = 
     fns = {"baseline: DuckDB group-by ×4": lambda: duckdb_counts("adult", sqls, frame),
            "audit tvd": audit("tvd"), "audit tc": audit("tc"), "audit tvd+tc": audit("tvd", "tc"),
            "count_tables": lambda: dpaudit.count_tables(frame, crits, sch)}
-    return _run("Adult (pandas frame)", len(frame), fns, "baseline: DuckDB group-by ×4", repeat, warmup,
+    return run_sides("Adult (pandas frame)", len(frame), fns, "baseline: DuckDB group-by ×4", repeat, warmup,
                 lambda: check(audit("tvd")(), duckdb_counts("adult", sqls, frame), criteria, sch, len(frame)),
                 sql=sqls)
 
@@ -129,7 +106,7 @@ def run_adult(frame: Any = None, schema: Schema | None = None, *, repeat: int = 
 # --------------------------------------------------------------------------------------------------
 # 3. census-like Parquet
 # --------------------------------------------------------------------------------------------------
-def _census_workload(path: Path) -> tuple[tuple[str, ...], Schema, str, list[str]]:
+def census_workload(path: Path) -> tuple[tuple[str, ...], Schema, str, list[str]]:
     from dpaudit.datasets.synthetic import CENSUS_PRESET, CENSUS_SCHEMA
 
     source = "read_parquet('" + str(path).replace("'", "''") + "')"
@@ -144,7 +121,7 @@ def run_census(rows: int, *, data_dir: str | Path | None = None, repeat: int = 3
     ``read_parquet`` (integer-division binning). With ``rss``, the peak RSS of the audit and of the
     baseline, each alone in a fresh process."""
     path, reused = census_file(rows, data_dir, seed=seed, dependence=dependence)
-    criteria, sch, source, sqls = _census_workload(path)
+    criteria, sch, source, sqls = census_workload(path)
     crits = dpaudit.parse_criteria(criteria)
 
     def audit(*measures: str) -> Callable[[], Any]:
@@ -153,17 +130,18 @@ def run_census(rows: int, *, data_dir: str | Path | None = None, repeat: int = 3
     base = "baseline: DuckDB group-by ×4"
     fns = {base: lambda: duckdb_counts(source, sqls), "audit tvd": audit("tvd"), "audit tvd+tc": audit("tvd", "tc"),
            "count_tables": lambda: dpaudit.count_tables(str(path), crits, sch)}
-    result = _run("census (Parquet file)", rows, fns, base, repeat, warmup,
+    result = run_sides("census (Parquet file)", rows, fns, base, repeat, warmup,
                   lambda: check(audit("tvd")(), duckdb_counts(source, sqls), criteria, sch, rows),
                   path=str(path), mib=path.stat().st_size / 2**20, reused=reused, sql=sqls)
     if rss:
-        result["peak_rss_mib"] = {side: fresh_process(side, path)["peak_rss_mib"] for side in ("audit", "baseline")}
+        result["peak_rss_mib"] = {side: in_fresh_process(__file__, "--_child", side, "--_path", str(path))["peak_rss_mib"]
+                                  for side in ("audit", "baseline")}
     return result
 
 
 def child(kind: str, path: Path) -> int:
     """Run one side once in this (fresh) process and print its wall time and peak RSS as JSON."""
-    criteria, sch, source, sqls = _census_workload(path)
+    criteria, sch, source, sqls = census_workload(path)
     after_imports = peak_rss_mib()
     t0 = time.perf_counter()
     if kind == "audit":
@@ -173,15 +151,6 @@ def child(kind: str, path: Path) -> int:
     print(json.dumps({"kind": kind, "seconds": time.perf_counter() - t0, "peak_rss_mib": peak_rss_mib(),
                       "after_imports_mib": after_imports}))
     return 0
-
-
-def fresh_process(kind: str, path: Path) -> dict[str, Any]:
-    """One side alone in a new Python process (its peak RSS is then its own)."""
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--_child", kind, "--_path", str(path)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"the {kind} child process failed:\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -195,7 +164,7 @@ def run_frames(rows: int, *, data_dir: str | Path | None = None, repeat: int = 3
     import pandas as pd
 
     path, _ = census_file(rows, data_dir, seed=seed, dependence=dependence)
-    criteria, sch, _source, _ = _census_workload(path)
+    criteria, sch, _source, _ = census_workload(path)
     sqls = [group_by_sql("frame", cols, sch) for cols in criterion_columns(criteria)]
     frames: dict[str, Any] = {"pandas": pd.read_parquet(path)}
     with contextlib.suppress(ImportError):
@@ -207,14 +176,14 @@ def run_frames(rows: int, *, data_dir: str | Path | None = None, repeat: int = 3
     for name, frame in frames.items():
         fns = {base: lambda f=frame: duckdb_counts("frame", sqls, f),
                "audit tvd": lambda f=frame: dpaudit.audit(f, criteria, measures=("tvd",), epsilon=None, schema=sch)}
-        out[name] = _run(f"census, {name} frame", rows, fns, base, repeat, warmup,
+        out[name] = run_sides(f"census, {name} frame", rows, fns, base, repeat, warmup,
                          lambda f=frame: check(dpaudit.audit(f, criteria, schema=sch), duckdb_counts("frame", sqls, f),
                                                criteria, sch, rows))
     return out
 
 
 # --------------------------------------------------------------------------------------------------
-# the command line (printing: _fairness_timing.print_result)
+# the command line (printing: _suite.timing.print_result)
 # --------------------------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
@@ -236,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"dpaudit {dpaudit.__version__} from {Path(dpaudit.__file__).parent} | duckdb {duckdb.__version__} | "
           f"pyarrow {pa.__version__} | numpy {np.__version__} | Python {platform.python_version()} | "
-          f"{os.cpu_count()} CPU(s) | load {load()}")
+          f"{os.cpu_count()} CPU(s) | load {loadavg()}")
     results: list[dict[str, Any]] = []
     misses: list[str] = []
     if not args.skip_adult:

@@ -11,10 +11,9 @@ Run: ``python benchmarks/bench_mia.py [--models 256] [--records 50000] [--n-boot
 
 Timing: every side (the sort, ``evaluate`` at each ``n_boot``) in this one process, interleaved
 (a b c, c b a, …) after one untimed warm-up each, with medians, the ratio of the medians and the
-range of the per-round ratios, and ``os.getloadavg()`` before and after (the timing helpers of
-``bench_fairness.py``). Memory: each side alone in a fresh process (``--_child``), which builds the
-scores, resets its resident high-water mark (``/proc/self/clear_refs``, Linux), runs the side once
-and reports the mark (``VmHWM``; ``ru_maxrss`` where /proc is missing: see :func:`child`), the RSS
+range of the per-round ratios, and ``os.getloadavg()`` before and after (``_suite.timing``). Memory:
+each side alone in a fresh process (``--_child``), which builds the scores, resets its resident
+high-water mark (``/proc/self/clear_refs``, Linux), runs the side once and reports the mark (``VmHWM``; ``ru_maxrss`` where /proc is missing: see :func:`child`), the RSS
 just before the side ran, and the side's own peak, the difference. The RSS target is judged on the
 side's own peak: the memory the evaluation adds to a process that holds the scores (the whole
 process also holds Python, numpy, scipy and the simulated data, ~2.2× the matrix before either side
@@ -36,25 +35,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import _suite  # noqa: F401  (this tree's src/ first on sys.path)
+import numpy as np
+from _suite.timing import in_fresh_process, loadavg, reset_high_water_mark, ru_maxrss_mib, run_sides, status_mib
+from _suite.timing import print_result as print_timing
+
+from dpaudit._io import atomic_write_text, to_jsonable
+from dpaudit.mia.evaluate import evaluate
+from dpaudit.mia.simulate import gaussian_scores
+
 REPO = Path(__file__).resolve().parents[1]
-_SRC = REPO / "src"
-if (_SRC / "dpaudit" / "__init__.py").is_file():  # benchmark this working tree, whatever pip points at
-    sys.path.insert(0, str(_SRC))
-if str(Path(__file__).resolve().parent) not in sys.path:  # bench_fairness's timing helpers, imported when used
-    sys.path.append(str(Path(__file__).resolve().parent))
-
-import numpy as np  # noqa: E402
-
-from dpaudit._io import atomic_write_text, to_jsonable  # noqa: E402
-from dpaudit.mia.evaluate import evaluate  # noqa: E402
-from dpaudit.mia.simulate import gaussian_scores  # noqa: E402
 
 FPR = (1e-2, 1e-3)
 #: Targets of issue 14: evaluate / sort by n_boot (200 stands for any n_boot > 0), and RSS / matrix.
@@ -91,8 +87,6 @@ def child(side: str, models: int, records: int, seed: int) -> int:
     started by fork/vfork + exec inherits in ``ru_maxrss`` its parent's peak at the fork (the kernel
     records the old address space's mark at exec), here the timing process's.
     """
-    from bench_fairness import reset_high_water_mark, ru_maxrss_mib, status_mib
-
     scores, flat = workload(models, records, seed)
     before = status_mib("VmRSS")
     setup_peak = status_mib("VmHWM")
@@ -112,13 +106,8 @@ def child(side: str, models: int, records: int, seed: int) -> int:
 
 
 def fresh_process(side: str, models: int, records: int, seed: int) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--_child", side, "--models", str(models),
-                           "--records", str(records), "--seed", str(seed)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"the {side} child process failed:\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return in_fresh_process(__file__, "--_child", side, "--models", str(models), "--records", str(records),
+                            "--seed", str(seed))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -152,23 +141,17 @@ def run_eval(models: int = 256, records: int = 50_000, boots: Sequence[int] = (0
     """Time ``evaluate`` at each ``n_boot`` against one ``np.sort`` of the flattened score matrix,
     interleaved in this process; with ``rss``, each side's peak RSS in a fresh process (module
     docstring). ``oracle`` also checks the report against the pre-change code (slow: ~40× the sort)."""
-    from bench_fairness import interleaved, load, summarize
-
     boots = tuple(int(b) for b in boots)
     scores, flat = workload(models, records, seed)
+
     def evaluation(n_boot: int) -> Callable[[], Any]:
         return lambda: evaluate(scores, fpr=FPR, n_boot=n_boot)
 
     fns: dict[str, Callable[[], Any]] = {BASELINE: lambda: np.sort(flat)}
     fns.update({side_name(b): evaluation(b) for b in boots})
-    matrix_mib = flat.size * 8 / 2**20
-    before = load()
-    times = interleaved(fns, repeat, warmup=warmup)
-    after = load()
-    result = {"name": f"MIA evaluation, M = {models} models × N+ records", "rows": records, "baseline": BASELINE,
-              "sides": summarize(times, BASELINE), "load": {"before": before, "after": after},
-              "check": _check(scores, flat, boots, oracle), "repeat": repeat, "models": models,
-              "matrix_mib": matrix_mib, "fpr": list(FPR)}
+    result = run_sides(f"MIA evaluation, M = {models} models × N+ records", records, fns, BASELINE, repeat, warmup,
+                       lambda: _check(scores, flat, boots, oracle), models=models, matrix_mib=flat.size * 8 / 2**20,
+                       fpr=list(FPR))
     if rss:
         children = {BASELINE: fresh_process("sort", models, records, seed)}
         children.update({side_name(b): fresh_process(str(b), models, records, seed) for b in boots})
@@ -195,10 +178,7 @@ def verdicts(result: dict[str, Any], boots: Sequence[int]) -> dict[str, dict[str
 
 
 def print_result(result: dict[str, Any]) -> None:
-    """``bench_fairness.py``'s table (medians, ratios, rounds, load, check), then each side's memory
-    and the verdicts."""
-    from bench_fairness import print_result as print_timing
-
+    """The timing table (``_suite.timing.print_result``), then each side's memory and the verdicts."""
     print_timing(result)
     mat = result["matrix_mib"]
     if "rss" in result:
@@ -231,8 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args._child:
         return child(args._child, args.models, args.records, args.seed)
-    print(f"numpy {np.__version__} | Python {sys.version.split()[0]} | {os.cpu_count()} CPU(s) | "
-          f"load {[round(x, 2) for x in os.getloadavg()]}")
+    print(f"numpy {np.__version__} | Python {sys.version.split()[0]} | {os.cpu_count()} CPU(s) | load {loadavg()}")
     boots = (0, args.n_boot) if args.n_boot else (0,)
     result = run_eval(args.models, args.records, boots, repeat=args.repeat, seed=args.seed, rss=not args.no_rss,
                       oracle=args.oracle)

@@ -29,30 +29,22 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-_SRC = Path(__file__).resolve().parents[1] / "src"
-sys.path.insert(0, str(_SRC))
+import _suite  # noqa: F401  (this tree's src/ first on sys.path)
+from _suite.timing import load1
 
-from dpaudit.mia.train import train_run  # noqa: E402
-from dpaudit.mia.train.backends import LOCAL_CLUSTER_QUIET  # noqa: E402
+from dpaudit.mia.train import train_run
+from dpaudit.mia.train.backends import LOCAL_CLUSTER_QUIET
 
 SIDES = ("local", "dask", "dask+start")
 
 
 def _files(run: Path) -> dict[str, bytes]:
     return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
-
-
-def _load() -> float:
-    try:
-        return float(os.getloadavg()[0])
-    except (AttributeError, OSError):
-        return 0.0
 
 
 def compare_local_dask(*, n_models: int = 64, pool_size: int = 5000, trainer: str = "per-model",
@@ -106,7 +98,7 @@ def compare_local_dask(*, n_models: int = 64, pool_size: int = 5000, trainer: st
         for side in sides:
             identical[side] = _files(calls[side](tmp / f"warm-{side}")) == _files(reference)
         for r in range(repeat):
-            loads.append(_load())
+            loads.append(load1())
             for side in (sides if r % 2 == 0 else sides[::-1]):
                 out = tmp / f"{side}-{r}"
                 start = time.perf_counter()

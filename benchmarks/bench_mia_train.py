@@ -19,21 +19,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-_SRC = Path(__file__).resolve().parents[1] / "src"
-sys.path.insert(0, str(_SRC))
+import _suite  # noqa: F401  (this tree's src/ first on sys.path)
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from dpaudit import datasets  # noqa: E402
-from dpaudit.mia.designs import keep_matrix  # noqa: E402
-from dpaudit.mia.train import load_run, train_run  # noqa: E402
-from dpaudit.mia.train.models import make_pipeline  # noqa: E402
+from dpaudit import datasets
+from dpaudit.mia.designs import keep_matrix
+from dpaudit.mia.train import load_run, train_run
+from dpaudit.mia.train.models import make_pipeline
 
 
 def sklearn_loop(n_models: int, pool_size: int, seed: int, blas_threads: int | None) -> tuple[float, np.ndarray]:

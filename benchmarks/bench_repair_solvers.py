@@ -52,27 +52,15 @@ import argparse
 import math
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
+import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 import numpy as np
 
-_SRC = Path(__file__).resolve().parents[1] / "src"
-if (_SRC / "dpaudit" / "__init__.py").is_file():
-    sys.path.insert(0, str(_SRC))
-
-# the formulation lives in the library; solve_rc2 and compute_within are re-exported for benchmarks/_suite
-from dpaudit.measures._center_cpsat import solve_center  # noqa: E402
-from dpaudit.measures._center_rc2 import (  # noqa: E402, F401
-    center_cost,
-    column_classes,
-    compute_within,
-    solve_hybrid,
-    solve_rc2,
-    target_from,
-)
-from dpaudit.measures.repair import ENUMERATION_LIMIT, repair_block  # noqa: E402
+from dpaudit.measures._center_cpsat import solve_center  # the formulations live in the library
+from dpaudit.measures._center_rc2 import center_cost, column_classes, solve_hybrid, solve_rc2, target_from
+from dpaudit.measures.repair import ENUMERATION_LIMIT, repair_block
 
 SO_PATH = Path("/work/shared/datasets/stackoverflow/so_countries_col_new.csv.gz")
 

@@ -20,7 +20,7 @@ What it measures (``docs/engines.md`` has the measured numbers):
    ``groupBy(cols).count().collect()`` per criterion on ``spark.read.parquet(path)``, the binned
    columns (INCTOT, AGE: equal-width edges) binned by ``floor((x − first) / width)``.
 
-Timing reuses ``bench_fairness.py``'s helpers: every side interleaved in this process (a b b a …,
+Timing: ``_suite.timing`` (as in ``bench_fairness.py``): every side interleaved in this process (a b b a …,
 after one untimed warm-up each), **medians**, the ratio of the medians to the baseline's, the range
 of the per-round ratios, and ``os.getloadavg()`` before and after. An untimed check shows the Spark
 baseline, dpaudit on Spark and the DuckDB group-by counted the same cells.
@@ -40,19 +40,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 import numpy as np
+from _fairness_baseline import check, criterion_columns, dense, duckdb_counts, integer_division
+from _fairness_data import adult_data, census_file
+from _suite.timing import print_result, run_sides
+from bench_fairness import census_workload
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_fairness as bf  # noqa: E402  (puts this tree's src/ first on sys.path)
-
-import dpaudit  # noqa: E402
-from dpaudit import Binned, Schema  # noqa: E402
-from dpaudit._io import atomic_write_text, to_jsonable  # noqa: E402
+import dpaudit
+from dpaudit import Binned, Schema
+from dpaudit._io import atomic_write_text, to_jsonable
 
 BASELINE = "baseline: Spark groupBy().count() ×4"
 
@@ -84,7 +85,7 @@ def spark_group_counts(df: Any, columns_per_criterion: Sequence[Sequence[str]], 
         for c in cols:
             dom = sch[c]
             if isinstance(dom, Binned):
-                first, width = bf.integer_division(dom)
+                first, width = integer_division(dom)
                 keys.append(F.floor((F.col(f"`{c}`") - F.lit(first)) / F.lit(width)).alias(c))
             else:
                 keys.append(F.col(f"`{c}`"))
@@ -97,7 +98,7 @@ def spark_group_counts(df: Any, columns_per_criterion: Sequence[Sequence[str]], 
 
 def _tables_equal(baseline: list[dict[str, np.ndarray]], other: list[dict[str, np.ndarray]],
                   columns_per_criterion: Sequence[Sequence[str]], sch: Schema) -> bool:
-    return all(np.array_equal(bf._dense(a, cols, sch), bf._dense(b, cols, sch))
+    return all(np.array_equal(dense(a, cols, sch), dense(b, cols, sch))
                for a, b, cols in zip(baseline, other, columns_per_criterion))
 
 
@@ -107,9 +108,9 @@ def run_spark(rows: int, *, repeat: int = 3, warmup: int = 1, data_dir: str | Pa
     (``audit(spark_df)``, ``audit(path, engine="spark")``) and on DuckDB (``audit(path)``, the
     hand-written DuckDB group-bys) vs the hand-written Spark group-bys."""
     spark = spark if spark is not None else spark_session()
-    path, reused = bf.census_file(rows, data_dir, seed=seed, dependence=dependence)
-    criteria, sch, source, sqls = bf._census_workload(path)
-    columns = bf.criterion_columns(criteria)
+    path, reused = census_file(rows, data_dir, seed=seed, dependence=dependence)
+    criteria, sch, source, sqls = census_workload(path)
+    columns = criterion_columns(criteria)
     location = str(path.resolve())
 
     def audit_spark_df() -> Any:
@@ -121,17 +122,17 @@ def run_spark(rows: int, *, repeat: int = 3, warmup: int = 1, data_dir: str | Pa
         "audit(path, engine='spark')": lambda: dpaudit.audit(str(path), criteria, measures="tvd", schema=sch,
                                                               engine="spark"),
         "audit(path) on DuckDB": lambda: dpaudit.audit(str(path), criteria, measures="tvd", schema=sch),
-        "DuckDB group-by ×4": lambda: bf.duckdb_counts(source, sqls),
+        "DuckDB group-by ×4": lambda: duckdb_counts(source, sqls),
     }
 
     def verify() -> str:
         on_spark = spark_group_counts(spark.read.parquet(location), columns, sch)
-        on_duckdb = bf.duckdb_counts(source, sqls)
+        on_duckdb = duckdb_counts(source, sqls)
         assert _tables_equal(on_spark, on_duckdb, columns, sch), "Spark and DuckDB group-bys differ"
-        text = bf.check(audit_spark_df(), on_spark, criteria, sch, rows)
+        text = check(audit_spark_df(), on_spark, criteria, sch, rows)
         return f"Spark group-by = DuckDB group-by; audit(spark_df): {text}"
 
-    return bf._run(f"census (Parquet file) on Spark {spark.sparkContext.master}", rows, fns, BASELINE, repeat,
+    return run_sides(f"census (Parquet file) on Spark {spark.sparkContext.master}", rows, fns, BASELINE, repeat,
                    warmup, verify, path=str(path), mib=path.stat().st_size / 2**20, reused=reused)
 
 
@@ -143,9 +144,9 @@ def run_spark_adult(frame: Any = None, schema: Schema | None = None, *, repeat: 
     import pyarrow as pa
 
     spark = spark if spark is not None else spark_session()
-    frame, sch = bf._adult(frame, schema)
+    frame, sch = adult_data(frame, schema)
     criteria = dpaudit.datasets.preset("adult")
-    columns = bf.criterion_columns(criteria)
+    columns = criterion_columns(criteria)
     table = pa.Table.from_pandas(frame, preserve_index=False)
     sdf = spark.createDataFrame(table).cache()
     sdf.count()  # materialise the cache: both sides then read the same in-memory partitions
@@ -160,24 +161,14 @@ def run_spark_adult(frame: Any = None, schema: Schema | None = None, *, repeat: 
         }
 
         def verify() -> str:
-            return "audit(spark_df): " + bf.check(fns["audit(spark_df)"](), spark_group_counts(sdf, columns, sch),
+            return "audit(spark_df): " + check(fns["audit(spark_df)"](), spark_group_counts(sdf, columns, sch),
                                                   criteria, sch, len(frame))
 
-        return bf._run(f"Adult (cached Spark DataFrame) on Spark {spark.sparkContext.master}", len(frame), fns,
+        return run_sides(f"Adult (cached Spark DataFrame) on Spark {spark.sparkContext.master}", len(frame), fns,
                        BASELINE, repeat, warmup, verify)
     finally:
         con.close()
         sdf.unpersist()
-
-
-def table(result: dict[str, Any]) -> str:
-    lines = [f"{result['name']}, {result['rows']:,} rows, load {result['load']['before']} → {result['load']['after']}",
-             f"  {'side':<34}{'median s':>10}{'ratio':>8}   per-round ratios"]
-    for side, s in result["sides"].items():
-        lo, hi = s["round_ratios"]
-        lines.append(f"  {side:<34}{s['median']:>10.3f}{s['ratio']:>8.2f}   {lo:.2f}–{hi:.2f}")
-    lines.append(f"  check: {result['check']}")
-    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -193,10 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = []
     if not args.skip_adult:
         results.append(run_spark_adult(repeat=2 * args.repeat + 1, spark=spark))
-        print(table(results[-1]), flush=True)
+        print_result(results[-1])
     for rows in args.census_rows:
         results.append(run_spark(rows, repeat=args.repeat, data_dir=args.data_dir, spark=spark))
-        print(table(results[-1]), flush=True)
+        print_result(results[-1])
     if args.json is not None:
         atomic_write_text(args.json, json.dumps(to_jsonable(results), indent=2, allow_nan=False))
     return 0

@@ -1,4 +1,4 @@
-"""Run every benchmark and write docs/benchmarks.md (tables and text) and its log–log scaling figure.
+"""Run every benchmark and write docs/benchmarks.md (``page.md`` with its tables) and its log–log scaling figure.
 
 Run from the repository root::
 
@@ -14,7 +14,7 @@ Sections (``--only`` takes the name or the number):
 4. ``mia``        MIA evaluation vs one np.sort of the score matrix
 5. ``train``      train_run vs a plain scikit-learn loop
 6. ``scaling``    rows 10K … 100M and models 16 … 1,024, plotted log–log
-7. ``spark``      the census audit on Spark (local mode), when benchmarks/bench_spark.py has run_spark
+7. ``spark``      Adult and the census audit on Spark (local mode), if pyspark is installed
 
 Every number in the document is a ratio dpaudit / baseline of medians over interleaved repeats in this
 one process; the machine's load, CPU count and versions are recorded beside them. Generated data (the
@@ -28,21 +28,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _suite  # noqa: F401  (this tree's src/ first on sys.path)
+from _suite.config import PRESETS, REPO, SECTIONS, Config, inside_repo
+from _suite.figure import scaling_figure
+from _suite.render import render_document
+from _suite.sections import FAILED, Context, SectionResult, log, run_section
+from _suite.timing import loadavg, machine
 
-from _suite import adapters  # noqa: E402  (puts this tree's src/ first on sys.path)
-from _suite.config import PRESETS, REPO, SECTIONS, Config, inside_repo  # noqa: E402
-from _suite.render import render_document, scaling_figure  # noqa: E402
-from _suite.sections import FAILED, Context, SectionResult, log, run_section  # noqa: E402
-from _suite.timing import machine  # noqa: E402
-
-from dpaudit._io import atomic_write_text  # noqa: E402
+from dpaudit._io import atomic_write_text
 
 DEFAULT_OUT = REPO / "docs" / "benchmarks.md"
 
@@ -96,12 +94,10 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_document(results: dict[str, SectionResult], run_info: dict, out: Path) -> str:
-    """Render the document (and the figure) from measured results and write it to ``out``."""
-    json_path, figure_path = side_paths(out)
+    """Render the document (``page.md`` filled in from the results) and the figure, and write them."""
+    _, figure_path = side_paths(out)
     figure = scaling_figure(results["scaling"], figure_path) if "scaling" in results else None
-    rel = os.path.relpath
-    text = render_document(results, run_info, json_rel=rel(json_path, out.parent),
-                           figure_rel=rel(figure, out.parent) if figure else None)
+    text = render_document(results, run_info, figure_rel=os.path.relpath(figure, out.parent) if figure else None)
     _write(out, text)
     return text
 
@@ -125,19 +121,13 @@ def run(cfg: Config, keys: Sequence[str], out: Path, *, keep_others: bool = True
     fresh = {key: run_section(key, cfg, ctx) for key in keys}
     seconds = time.perf_counter() - t0
     results = {**(load_previous(json_path) if keep_others else {}), **fresh}
-    try:
-        load_end = [round(x, 2) for x in os.getloadavg()]
-    except (AttributeError, OSError):
-        load_end = []
-    run_info: dict[str, Any] = {"env": start_env, "load_end": load_end, "seconds": seconds, "sections": list(keys),
-                "mode": cfg.mode, "pending": adapters.pending()}
+    run_info: dict[str, Any] = {"env": start_env, "load_end": loadavg(), "seconds": seconds, "sections": list(keys),
+                "mode": cfg.mode}
     _write(json_path, json.dumps({"run": run_info, "sections": {k: r.to_dict() for k, r in results.items()}},
                                  indent=1, ensure_ascii=False) + "\n")
     write_document(results, run_info, out)
     log(f"\nwrote {out}, {json_path}" + (f", {figure_path}" if "scaling" in results else "")
         + f" in {seconds:.0f} s")
-    for line in run_info["pending"]:
-        log(f"  pending: {line}")
     return results
 
 

@@ -1,5 +1,6 @@
-"""benchmarks/run_all.py: its pure parts (medians, ratios, interleaving, formatting, tables) and a
-smallest-configuration run whose document, JSON and figure are checked for structure.
+"""benchmarks/run_all.py: its pure parts (medians, ratios, interleaving, formatting, tables), the page
+docs/benchmarks.md as the rendering of its JSON, and a smallest-configuration run whose document, JSON
+and figure are checked for structure.
 
 The run uses the suite's ``smoke`` sizes (thousands of rows, one round, no warm-up) on every section
 but Spark's, so it takes a few seconds (about 15 s on 2 shared cores); generated data and output go
@@ -20,7 +21,7 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
 import run_all  # noqa: E402
-from _suite import adapters, config, figure, render, tables, timing  # noqa: E402
+from _suite import adapters, config, figure, render, timing  # noqa: E402
 from _suite.config import PRESETS, REPO, SECTIONS  # noqa: E402
 from _suite.sections import SectionResult  # noqa: E402
 from _suite.timing import Comparison  # noqa: E402
@@ -59,11 +60,17 @@ def test_formatting_and_tables():
     assert table == ["| a | b | c |", "|:--|--:|--:|", "| 1 | x\\|y | 3 |"]
     with pytest.raises(ValueError):
         render.markdown_table(["a"], [[1, 2]])
-    rows = render.comparison_table([Comparison("census", "1,000", "audit", "DuckDB", [2.0], [1.0]),
-                                    Comparison("census", "9", "audit", "DuckDB", status="not built")])
-    assert "**2×**" in rows and "not built" in rows
-    assert render.slope([10, 100, 1000], [1.0, 10.0, 100.0]) == pytest.approx(1.0)
-    assert render.slope([10], [1.0]) is None
+    comps = [Comparison("census", "1,000", "audit", "DuckDB", [2.0], [1.0]),
+             Comparison("census", "9", "audit", "DuckDB", status="not built", extra={"clauses": 12})]
+    page = render.Page({"repair": SectionResult("repair", "full", comps, {}, [], 1.0)}, {"env": {}})
+    rows = render.comparisons(page, "repair", "+clauses").splitlines()
+    assert rows[0] == "| workload | size | dpaudit | median | baseline | median | clauses | ratio | per-round range | rounds |"
+    assert "| **2×** | 2–2 | 1 |" in rows[2] and "| not built | 12 | — | — | — |" in rows[3]
+    assert render.comparisons(page, "mia").startswith("*Not measured")
+    with pytest.raises(ValueError, match="unknown section"):
+        render.comparisons(page, "nope")
+    assert figure.slope([10, 100, 1000], [1.0, 10.0, 100.0]) == pytest.approx(1.0)
+    assert figure.slope([10], [1.0]) is None
 
 
 def test_section_selection():
@@ -85,13 +92,19 @@ def test_generated_data_never_goes_into_the_source_tree(tmp_path, capsys, inside
     assert not config.inside_repo(tmp_path) and config.inside_repo(REPO / "benchmarks")
 
 
-def test_the_other_scripts_run_functions_are_imported_not_stood_in():
-    """bench_fairness / bench_mia expose their run functions and the suite uses them (no second copy)."""
-    assert not [line for line in adapters.pending() if not line.startswith("spark:")], adapters.pending()
-    for key, name in [("fairness", "run_adult"), ("fairness", "run_paper_tc"), ("fairness", "run_census"),
-                      ("fairness", "run_frames"), ("mia", "run_eval"), ("train", "sklearn_loop"),
-                      ("repair", "solve_rc2")]:
-        assert adapters.function(key, name) is not None, (key, name)
+def test_the_other_scripts_run_functions_are_what_the_suite_calls():
+    """The suite times the scripts' own run functions (no second copy of their workloads)."""
+    import bench_fairness
+    import bench_mia
+    import bench_mia_train
+    import bench_spark
+
+    for module, name in [(bench_fairness, "run_adult"), (bench_fairness, "run_paper_tc"),
+                         (bench_fairness, "run_census"), (bench_fairness, "run_frames"),
+                         (bench_fairness, "census_file"), (bench_mia, "run_eval"), (bench_mia_train, "sklearn_loop"),
+                         (bench_spark, "run_spark"), (bench_spark, "run_spark_adult")]:
+        assert callable(getattr(module, name)), (module.__name__, name)
+    assert adapters.tc_pairs() and all(len(pair) == 2 for pair in adapters.tc_pairs())
 
 
 def test_script_results_become_comparisons():
@@ -110,20 +123,20 @@ def test_script_results_become_comparisons():
     assert "sql" not in first.extra and first.extra["source"] == "bench_fairness.run_census"
 
 
-def test_spark_hook(monkeypatch, tmp_path):
-    """Section 7 says why it did not run while bench_spark.run_spark is missing, and uses it once it exists."""
-    monkeypatch.setattr(adapters, "function", lambda key, name: None)
-    assert adapters.spark(10, tmp_path, repeat=1, warmup=0).startswith("not measured")
+def test_spark_rows(monkeypatch, tmp_path):
+    """Section 7 turns bench_spark.run_spark's result into rows, passing the suite's sizes."""
+    import bench_spark
+
     seen = {}
 
-    def run_spark(rows, *, repeat=3):
-        seen.update(rows=rows, repeat=repeat)
+    def run_spark(rows, *, repeat, warmup, data_dir, seed):
+        seen.update(rows=rows, repeat=repeat, data_dir=data_dir)
         return {"name": "census on Spark", "rows": rows, "baseline": "b",
                 "sides": {"b": {"seconds": [1.0]}, "audit spark": {"seconds": [3.0]}}}
 
-    monkeypatch.setattr(adapters, "function", lambda key, name: run_spark)
+    monkeypatch.setattr(bench_spark, "run_spark", run_spark)
     (comp,) = adapters.spark(10, tmp_path, repeat=2, warmup=0)
-    assert seen == {"rows": 10, "repeat": 2} and comp.ratio == 3.0 and comp.a_name == "audit spark"
+    assert seen == {"rows": 10, "repeat": 2, "data_dir": tmp_path} and comp.ratio == 3.0 and comp.a_name == "audit spark"
 
 
 def test_smallest_run_writes_the_document_json_and_figure(tmp_path):
@@ -135,7 +148,8 @@ def test_smallest_run_writes_the_document_json_and_figure(tmp_path):
     json_path, figure = run_all.side_paths(out)
 
     # header: generated, how to regenerate, how to read; the machine's state
-    assert text.startswith("# Benchmarks\n") and render.GENERATED_MARK in text
+    assert text.startswith("# Benchmarks\n") and "<!-- generated by benchmarks/run_all.py" in text
+    assert "{{" not in text  # every placeholder of page.md filled in
     assert "python benchmarks/run_all.py" in text and "--quick" in text and "Generated file" in text
     assert "**ratio**" in text and "interleaved" in text and "## Machine" in text
     assert "## Summary" in text and "| § | comparison | size | measured | target (issue 14) | verdict |" in text
@@ -143,10 +157,10 @@ def test_smallest_run_writes_the_document_json_and_figure(tmp_path):
     for row in ("CPUs", "load average (1 / 5 / 15 min) at the start", "Python", "numpy", "duckdb", "commit"):
         assert f"| {row} |" in text, row
 
-    # one heading per section run, in order, each with its measured-at line and a table of ratios
-    headings = re.findall(r"^## (\d)\. ", text, flags=re.M)
-    assert headings == [str(SECTIONS.index(k) + 1) for k in keys]
-    assert text.count("*Measured ") == len(keys)
+    # one heading per section, in order; one row of the sections table per section run; tables of ratios
+    assert re.findall(r"^## (\d)\. ", text, flags=re.M) == [str(i + 1) for i in range(len(SECTIONS))]
+    assert re.findall(r"^\| \d \| (\w+) \| \d{4}-", text, flags=re.M) == keys
+    assert "*Not measured: the JSON has no `spark` section.*" in text
     assert re.search(r"\| \*\*[0-9.e+-]+×\*\* \|", text)
     for key in keys:
         assert results[key].comparisons or results[key].notes, key
@@ -172,7 +186,43 @@ def test_smallest_run_writes_the_document_json_and_figure(tmp_path):
     assert again["mia"].env["date"] >= results["mia"].env["date"]
 
 
-@pytest.mark.parametrize("module", [timing, render, tables, figure, run_all], ids=lambda m: m.__name__)
+def _stored() -> tuple[dict[str, SectionResult], dict]:
+    data = json.loads((REPO / "docs" / "results" / "benchmarks" / "benchmarks.json").read_text(encoding="utf-8"))
+    return {k: SectionResult.from_dict(v) for k, v in data["sections"].items()}, data["run"]
+
+
+def test_the_page_is_the_rendering_of_its_json():
+    """docs/benchmarks.md is page.md with its tables rendered from the JSON beside it, nothing else."""
+    results, run = _stored()
+    page = render.render_document(results, run, figure_rel="results/benchmarks/scaling.png")
+    assert page == (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8"), \
+        "docs/benchmarks.md is stale: python benchmarks/run_all.py --render-only"
+
+
+def test_a_changed_number_in_the_json_changes_the_page():
+    results, run = _stored()
+    before = render.render_document(results, run)
+    first = results["fairness"].comparisons[0]
+    old = f"**{render.fmt_ratio(first.ratio)}**"
+    first.a = [2 * x for x in first.a]  # dpaudit twice as slow
+    after = render.render_document(results, run)
+    assert after != before
+    new = f"**{render.fmt_ratio(first.ratio)}**"
+    assert new != old
+    row = f"| {first.workload} | {first.size} | {first.a_name} |"
+    assert [line for line in after.splitlines() if line.startswith(row)][0].count(new) == 1  # its table row
+    assert [line for line in after.splitlines() if line.startswith("| 1 |") and first.size in line][0].count(new) == 1
+
+
+def test_the_template_has_every_section_and_only_known_placeholders():
+    template = render.TEMPLATE.read_text(encoding="utf-8")
+    for key in SECTIONS:
+        assert f"{{{{comparisons {key}" in template, key
+    with pytest.raises(ValueError, match="unknown placeholder kind"):
+        render.render_document({}, {"env": {}}, template="{{prose fairness}}\n")
+
+
+@pytest.mark.parametrize("module", [timing, render, figure, run_all], ids=lambda m: m.__name__)
 def test_examples_in_docstrings(module):
     import doctest
 

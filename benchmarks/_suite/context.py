@@ -1,5 +1,5 @@
-"""What every section of docs/benchmarks.md shares: its title, the :class:`SectionResult` it returns, the
-run's :class:`Context` (the Adult frame, the census files, section 1's census rows) and the progress log.
+"""What every section of docs/benchmarks.md shares: the :class:`SectionResult` it returns, the run's
+:class:`Context` (the Adult frame, the census files, section 1's census rows) and the progress log.
 """
 
 from __future__ import annotations
@@ -12,20 +12,10 @@ from typing import Any
 
 from . import adapters
 from .config import Config
-from .timing import Comparison
+from .timing import Comparison, median
 
 #: How a section that raised is marked in its notes (run_all.py then exits with status 1).
 FAILED = "section failed:"
-
-TITLES = {
-    "fairness": "1. Audit vs a bare DuckDB group-by",
-    "references": "2. Audit vs what users run today",
-    "repair": "3. Exact U_R vs RC2 on the paper's tuple-level WCNF",
-    "mia": "4. MIA evaluation vs one sort of the scores",
-    "train": "5. Training the models vs a plain scikit-learn loop",
-    "scaling": "6. Scaling",
-    "spark": "7. The audit on Spark (local mode) vs the bare Spark group-by",
-}
 
 
 def log(message: str) -> None:
@@ -41,7 +31,6 @@ class SectionResult:
     load_end: list[float]
     seconds: float
     notes: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -78,12 +67,6 @@ class Context:
 
 def _logged(comps: list[Comparison]) -> list[Comparison]:
     for c in comps:
-        log(f"    {c.workload}, {c.size}: {c.a_name}: {c.ratio:.3g}× ({_median(c.a):.4g} s vs "
-            f"{_median(c.b):.4g} s, {c.b_name})")
+        log(f"    {c.workload}, {c.size}: {c.a_name}: {c.ratio:.3g}× ({median(c.a):.4g} s vs "
+            f"{median(c.b):.4g} s, {c.b_name})")
     return comps
-
-
-def _median(values: list[float]) -> float:
-    from .timing import median
-
-    return median(values)

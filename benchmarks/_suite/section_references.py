@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import adapters
+import dpaudit
+
 from . import references as ref
 from .config import Config
-from .context import Context, _median, log
-from .timing import Comparison, compare
-
-dpaudit = adapters.dpaudit
+from .context import Context, log
+from .timing import Comparison, compare, median
 
 
 def _rel(a: float, b: float) -> float:
@@ -40,7 +39,7 @@ def _reference_rows(name: str, size: str, frame: Any, schema: Any, criteria: tup
         text = check(b())
         comp = compare(f"{name}, {n_crit} criteria", size, a_name, a, label, b, repeat, warmup=warmup, check=text,
                        extra={"criteria": n_crit})
-        log(f"    {comp.ratio:.3g}× ({_median(comp.a):.4g} s vs {_median(comp.b):.4g} s)")
+        log(f"    {comp.ratio:.3g}× ({median(comp.a):.4g} s vs {median(comp.b):.4g} s)")
         out.append(comp)
 
     def equal(expected: list[float], what: str) -> Callable[[list[float]], str]:
@@ -71,7 +70,7 @@ def _reference_rows(name: str, size: str, frame: Any, schema: Any, criteria: tup
     return out
 
 
-def references(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list[str]]:
+def references(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
     import pandas as pd
 
     comps: list[Comparison] = []
@@ -98,6 +97,4 @@ def references(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], 
                              fairlearn=None)
     notes.append("fairlearn needs a binary outcome: the census criteria (INCTOT, OCC, MARST) have none, and "
                  "fairlearn cannot condition on A, so it is compared on Adult's three unconditional criteria only")
-    sources = ["baselines: _suite/references.py (plain pandas, scikit-learn, fairlearn); their equality with "
-               "dpaudit is tested in tests/test_bench_references.py"]
-    return comps, notes, sources
+    return comps, notes

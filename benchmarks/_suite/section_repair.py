@@ -1,19 +1,16 @@
 """Section 3 of docs/benchmarks.md: dpaudit's exact U_R against RC2, on the paper's tuple-level WCNF of
-growing Adult samples and on the compressed per-block formulation of ``bench_repair_solvers.py``."""
+growing Adult samples and on the compressed per-block formulation ``bench_repair_solvers.py`` compares."""
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable
 from typing import Any
 
-from . import adapters
-from .config import Config
-from .context import Context, _median, log
-from .timing import Comparison, compare
+import dpaudit
 
-dpaudit = adapters.dpaudit
+from .config import Config
+from .context import Context, log
+from .timing import Comparison, compare, median
 
 
 def rc2_tuple_level(data: Any, criteria: tuple[str, ...], schema: Any, semantics: str, limit: float,
@@ -23,12 +20,14 @@ def rc2_tuple_level(data: Any, criteria: tuple[str, ...], schema: Any, semantics
     from pysat.examples.rc2 import RC2
     from pysat.formula import WCNF
 
+    from dpaudit.measures._center_rc2 import compute_within
+
     t0 = time.perf_counter()
     text = dpaudit.repair_wcnf(data, criteria, schema=schema, semantics=semantics, max_clauses=max_clauses)
     wcnf = WCNF(from_string=text)
     t1 = time.perf_counter()
     rc2 = RC2(wcnf, solver="g3")
-    model = importlib.import_module("bench_repair_solvers").compute_within(rc2, limit)
+    model = compute_within(rc2, limit)
     t2 = time.perf_counter()
     cost = int(rc2.cost)
     rc2.delete()
@@ -36,12 +35,12 @@ def rc2_tuple_level(data: Any, criteria: tuple[str, ...], schema: Any, semantics
             "clauses": len(wcnf.hard) + len(wcnf.soft), "variables": int(wcnf.nv)}
 
 
-def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list[str]]:
+def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
     comps: list[Comparison] = []
     notes: list[str] = []
     adult = ctx.adult()
     if isinstance(adult, str):
-        return comps, [adult], []
+        return comps, [adult]
     frame, schema = adult
     criteria = dpaudit.datasets.preset("adult")
     sizes = sorted({min(n, len(frame)) for n in (*cfg.repair_sizes, len(frame))})
@@ -83,25 +82,21 @@ def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list
                            cfg.repeat if first["encode"] + first["solve"] < 5 else cfg.repeat_costly, warmup=0,
                            check=f"RC2 optimum = dpaudit's exact U_R = {first['cost']:,}",
                            extra={"clauses": first["clauses"], "variables": first["variables"], "value": first["cost"]})
-            comp.extra["encode"] = _median([r["encode"] for r in runs])
-            comp.extra["solve"] = _median([r["solve"] for r in runs])
+            comp.extra["encode"] = median([r["encode"] for r in runs])
+            comp.extra["solve"] = median([r["solve"] for r in runs])
             if not all(r["finished"] for r in runs):
                 comp.status = f"RC2 unfinished after {cfg.repair_limit:g} s in a timed run"
             comps.append(comp)
             log(f"  {semantics} n={n:,}: {comp.ratio or float('nan'):.3g}× ({first['clauses']:,} clauses)")
-    solve_rc2 = adapters.rc2_compressed()
-    if solve_rc2 is None:
-        notes.append("bench_repair_solvers.solve_rc2 could not be imported: the compressed-formulation row is missing")
-    else:
-        comps.append(_compressed(frame, schema, criteria, cfg, solve_rc2))
-    return comps, notes, ["baseline: rc2_tuple_level in _suite/section_repair.py (dpaudit.repair_wcnf + pysat RC2); "
-                          "compressed formulation: bench_repair_solvers.solve_rc2 (imported)"]
+    comps.append(_compressed(frame, schema, criteria, cfg))
+    return comps, notes
 
 
-def _compressed(frame: Any, schema: Any, criteria: tuple[str, ...], cfg: Config,
-                solve_rc2: Callable[[Any, float], dict[str, Any]]) -> Comparison:
-    """U_R (bag) on the whole of Adult: dpaudit's exact solver vs RC2 on the compressed per-block formulation,
+def _compressed(frame: Any, schema: Any, criteria: tuple[str, ...], cfg: Config) -> Comparison:
+    """U_R (bag) on the whole of Adult: dpaudit's exact solver vs RC2 on the compressed per-block formulation
+    (``dpaudit.measures._center_rc2.solve_rc2``, one of the solvers ``bench_repair_solvers.py`` compares),
     both on the same count tables (counting excluded on both sides)."""
+    from dpaudit.measures._center_rc2 import solve_rc2
     from dpaudit.measures.repair import u_r
 
     tables = dpaudit.count_tables(frame, dpaudit.parse_criteria(criteria), schema)
@@ -117,7 +112,7 @@ def _compressed(frame: Any, schema: Any, criteria: tuple[str, ...], cfg: Config,
         return sum(u_r(t.counts, semantics="bag") for t in tables)
 
     value = exact()
-    log(f"  bag, all of Adult, {len(blocks)} blocks: u_r vs bench_repair_solvers.solve_rc2")
+    log(f"  bag, all of Adult, {len(blocks)} blocks: u_r vs RC2 on the compressed formulation")
     comp = compare("Adult, bag, count tables", f"{len(frame):,} (all)", "u_r on the count tables",
                    exact, "RC2, compressed formulation (bench_repair_solvers)", baseline, cfg.repeat,
                    warmup=cfg.warmup, extra={"blocks": len(blocks), "value": value})

@@ -7,23 +7,23 @@ JSON written beside it.
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import time
 import traceback
 from collections.abc import Callable
 
 from . import adapters
-from .config import REPO, Config
-from .context import FAILED, TITLES, Context, SectionResult, _logged, log
+from .config import REPO, SECTIONS, Config
+from .context import FAILED, Context, SectionResult, _logged, log
 from .section_references import references
 from .section_repair import repair
-from .timing import Comparison, load1, machine
+from .timing import Comparison, load1, loadavg, machine
 
 
 # ---------------------------------------------------------------------------------------------------
 # 1. audit vs bare group-by
 # ---------------------------------------------------------------------------------------------------
-def fairness(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list[str]]:
+def fairness(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
     comps: list[Comparison] = []
     notes: list[str] = []
     adult = ctx.adult()
@@ -47,9 +47,7 @@ def fairness(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], li
         log(f"  census {cfg.frame_rows:,} rows as in-memory frames")
         comps += _logged(adapters.fairness_frames(cfg.frame_rows, cfg.data_dir, repeat=cfg.repeat, warmup=cfg.warmup,
                                                   seed=cfg.seed))
-    sources = ["benchmarks/bench_fairness.py (run_adult, run_paper_tc, run_census, run_frames), imported by "
-               "_suite/adapters.py."]
-    return comps, notes, sources
+    return comps, notes
 
 
 # 2. vs fairlearn, scikit-learn and the paper's formulas: section_references.py; 3. U_R vs RC2: section_repair.py
@@ -58,25 +56,24 @@ def fairness(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], li
 # ---------------------------------------------------------------------------------------------------
 # 4. MIA evaluation, 5. training, 6. scaling
 # ---------------------------------------------------------------------------------------------------
-def mia(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list[str]]:
+def mia(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
     log(f"  M = {cfg.mia_models}, N+ = {cfg.mia_records:,}, n_boot 0 and {cfg.mia_boot}, {cfg.repeat_costly} rounds")
     comps = _logged(adapters.mia(cfg.mia_models, cfg.mia_records, (0, cfg.mia_boot), repeat=cfg.repeat_costly,
                                  warmup=cfg.warmup, seed=cfg.seed, rss=cfg.mia_rss))
-    origin = comps[0].extra.get("source", "") if comps else ""
-    return comps, [], [f"{origin} (through _suite/adapters.mia)."]
+    return comps, []
 
 
-def train(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list[str]]:
+def train(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
     adult = ctx.adult()
     if isinstance(adult, str):
-        return [], [adult], []
+        return [], [adult]
     log(f"  M = {cfg.train_models}, N+ = {cfg.train_pool:,}, {cfg.repeat_costly} rounds")
     comps = _logged(adapters.train(cfg.train_models, cfg.train_pool, repeat=cfg.repeat_costly, warmup=cfg.warmup,
                                    seed=cfg.seed))
-    return comps, [], ["dpaudit.mia.train.train_run vs benchmarks/bench_mia_train.py's sklearn_loop (imported)."]
+    return comps, []
 
 
-def scaling(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list[str]]:
+def scaling(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
     comps: list[Comparison] = []
     notes: list[str] = []
     for rows in cfg.scaling_rows:
@@ -100,30 +97,26 @@ def scaling(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], lis
             c.extra["axis"] = "models"
             c.extra["n"] = models
             comps.append(c)
-    return comps, notes, ["census rows: bench_fairness.run_census as in section 1 (sizes measured there are "
-                          "reused); models: as section 4, without bootstrap."]
+    return comps, notes
 
 
-def spark(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str], list[str]]:
+def spark(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
+    if importlib.util.find_spec("pyspark") is None:
+        return [], ["not measured: pyspark is not installed (pip install -e '.[spark]'; Java 17+)"]
     comps: list[Comparison] = []
-    if adapters.function("spark", "run_spark") is None:  # the hook: the note says how to fill the section in
-        return [], [str(adapters.spark(0, cfg.data_dir, repeat=1, warmup=0))], []
     adult = ctx.adult()
-    if adapters.function("spark", "run_spark_adult") is not None and not isinstance(adult, str):
+    if not isinstance(adult, str):
         log("  Adult on Spark (local mode)")
         comps += _logged(adapters.spark_adult(*adult, repeat=cfg.repeat, warmup=cfg.warmup))
     for rows in cfg.spark_rows:
         ctx.census(rows)
         log(f"  census {rows:,} rows on Spark (local mode)")
-        found = adapters.spark(rows, cfg.data_dir, repeat=cfg.repeats_for(rows), warmup=cfg.warmup, seed=cfg.seed)
-        if isinstance(found, str):
-            log(f"  {found}")
-            return [], [found], []
-        comps += _logged(found)
-    return comps, [], ["benchmarks/bench_spark.py's run_spark_adult and run_spark (imported by _suite/adapters.py)."]
+        comps += _logged(adapters.spark(rows, cfg.data_dir, repeat=cfg.repeats_for(rows), warmup=cfg.warmup,
+                                        seed=cfg.seed))
+    return comps, [adult] if isinstance(adult, str) else []
 
 
-RUNNERS: dict[str, Callable[[Config, Context], tuple[list[Comparison], list[str], list[str]]]] = {
+RUNNERS: dict[str, Callable[[Config, Context], tuple[list[Comparison], list[str]]]] = {
     "fairness": fairness,
     "references": references,
     "repair": repair,
@@ -135,18 +128,14 @@ RUNNERS: dict[str, Callable[[Config, Context], tuple[list[Comparison], list[str]
 
 
 def run_section(key: str, cfg: Config, ctx: Context) -> SectionResult:
-    log(f"\n== {TITLES[key]} ({cfg.mode})")
+    log(f"\n== {SECTIONS.index(key) + 1}. {key} ({cfg.mode})")
     env = machine(REPO)
     t0 = time.perf_counter()
     try:
-        comps, notes, sources = RUNNERS[key](cfg, ctx)
+        comps, notes = RUNNERS[key](cfg, ctx)
     except Exception as exc:  # one broken section must not lose the others' hours of timing
         log("".join(traceback.format_exception(exc)))
-        comps, notes, sources = [], [f"{FAILED} {type(exc).__name__}: {exc}"], []
+        comps, notes = [], [f"{FAILED} {type(exc).__name__}: {exc}"]
     seconds = time.perf_counter() - t0
     log(f"   {seconds:.1f} s, load {env['loadavg'][0] if env['loadavg'] else 0:.2f} → {load1():.2f}")
-    try:
-        end = [round(x, 2) for x in os.getloadavg()]
-    except (AttributeError, OSError):
-        end = []
-    return SectionResult(key, cfg.mode, comps, env, end, seconds, notes, sources)
+    return SectionResult(key, cfg.mode, comps, env, loadavg(), seconds, notes)

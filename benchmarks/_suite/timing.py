@@ -1,14 +1,22 @@
-"""Same-process, interleaved timing; medians and ratios; the machine's state while it ran.
+"""Same-process, interleaved timing; medians and ratios; peak RSS; the machine's state while it ran.
+Shared by the suite and every benchmark script.
 
 Every number the suite reports is a ratio ``dpaudit / baseline`` of two medians measured in the same
 process, with the calls interleaved (a, b, b, a, a, b, …: the order is reversed every round), so that
 drift in the machine's load (other processes on the 2 shared cores, CPU frequency, page cache) hits
 both sides alike. Absolute seconds are printed beside each ratio for scale only.
+
+The scripts' run functions return one result dict (:func:`run_sides`)::
+
+    {"name", "rows", "baseline": side name, "sides": {side: {"seconds": [...], "median", "ratio",
+     "round_ratios": [min, max]}}, "load": {"before": [1, 5, 15 min], "after": [...]}, "check": text,
+     "repeat", ...}
 """
 
 from __future__ import annotations
 
 import gc
+import json
 import os
 import platform
 import statistics
@@ -66,6 +74,14 @@ def round_ratios(a: Sequence[float], b: Sequence[float]) -> list[float]:
     return [x / y if y > 0 else float("inf") for x, y in zip(a, b)]
 
 
+def loadavg() -> list[float]:
+    """The 1, 5 and 15-minute load averages, rounded to 0.01 (empty where the platform has none)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return []
+
+
 def load1() -> float:
     """The 1-minute load average (0 where the platform has none)."""
     try:
@@ -103,6 +119,101 @@ def interleaved(fns: Mapping[str, Callable[[], Any]], repeat: int, *, warmup: in
     return times
 
 
+def summarize(times: Mapping[str, list[float]], baseline: str) -> dict[str, dict[str, Any]]:
+    """Each side's seconds, median, ratio to the baseline's median and range of per-round ratios.
+
+    >>> summarize({"b": [1.0, 2.0], "a": [2.0, 3.0]}, "b")["a"]
+    {'seconds': [2.0, 3.0], 'median': 2.5, 'ratio': 1.6666666666666667, 'round_ratios': [1.5, 2.0]}
+    """
+    base = times[baseline]
+    out = {}
+    for name, seconds in times.items():
+        rounds = round_ratios(seconds, base)
+        out[name] = {"seconds": seconds, "median": median(seconds), "ratio": ratio(seconds, base),
+                     "round_ratios": [min(rounds), max(rounds)]}
+    return out
+
+
+def run_sides(name: str, rows: int, fns: Mapping[str, Callable[[], Any]], baseline: str, repeat: int, warmup: int,
+              verify: Callable[[], str], **extra: Any) -> dict[str, Any]:
+    """Time ``fns`` (one of them the ``baseline``) interleaved, then run the untimed check ``verify``:
+    the scripts' result dict (module docstring), with ``extra`` added."""
+    before = loadavg()
+    times = interleaved(fns, repeat, warmup=warmup)
+    after = loadavg()
+    return {"name": name, "rows": rows, "baseline": baseline, "sides": summarize(times, baseline),
+            "load": {"before": before, "after": after}, "check": verify(), "repeat": repeat, **extra}
+
+
+def print_result(result: Mapping[str, Any]) -> None:
+    """A result dict as a console table: each side's median, ratio and per-round range; peak RSS; check."""
+    print(f"\n{result['name']}, {result['rows']:,} rows — medians of {result['repeat']} interleaved runs; "
+          f"load {result['load']['before']} → {result['load']['after']}")
+    for side, s in result["sides"].items():
+        rng = "" if side == result["baseline"] else f"  (rounds {s['round_ratios'][0]:.2f}–{s['round_ratios'][1]:.2f}x)"
+        print(f"  {side:<50} {s['median'] * 1e3:10.2f} ms   {s['ratio']:6.2f}x{rng}")
+    if "peak_rss_mib" in result:
+        print("  peak RSS, fresh process: " + ", ".join(f"{k} {v:,.0f} MiB" for k, v in result["peak_rss_mib"].items()))
+    if "reference" in result:
+        print(f"  reference: {result['reference']}")
+    print(f"  check: {result['check']}", flush=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# memory: the peak RSS of this process (Linux /proc, else getrusage), one side in a fresh process
+# ---------------------------------------------------------------------------------------------------
+def in_fresh_process(script: str | Path, *args: str) -> dict[str, Any]:
+    """Run ``python script args…`` in a new process (a side measured there has its own peak RSS) and
+    return the JSON object on the last line it printed."""
+    done = subprocess.run([sys.executable, str(Path(script).resolve()), *args], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{Path(script).name} {' '.join(args)} failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def status_mib(field: str) -> float | None:
+    """``VmRSS`` / ``VmHWM`` of this process from /proc (Linux), MiB; None elsewhere."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def reset_high_water_mark() -> bool:
+    """Reset this process's peak RSS (``echo 5 > /proc/self/clear_refs``, Linux ≥ 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def ru_maxrss_mib() -> float:
+    """``ru_maxrss`` of this process (KiB on Linux, bytes on macOS). On Linux a process started by
+    fork + exec inherits its parent's peak here, so it overstates a fresh child's own peak."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
+def peak_rss_mib() -> float:
+    """Peak resident set size of this process so far: ``VmHWM`` (the high-water mark of this
+    process's own memory, not inherited across exec) where /proc exists, else ``ru_maxrss``."""
+    hwm = status_mib("VmHWM")
+    return hwm if hwm is not None else ru_maxrss_mib()
+
+
+# ---------------------------------------------------------------------------------------------------
+# the suite's rows
+# ---------------------------------------------------------------------------------------------------
 @dataclass
 class Comparison:
     """One measured ratio: ``dpaudit`` (side a) against its baseline (side b), same process.
@@ -202,14 +313,10 @@ def git_commit(repo: Path) -> str:
 
 def machine(repo: Path) -> dict[str, Any]:
     """The state of the machine now: CPU count, load averages, versions, platform, commit, time."""
-    try:
-        loads = [round(x, 2) for x in os.getloadavg()]
-    except (AttributeError, OSError):
-        loads = []
     return {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpus": os.cpu_count(),
-        "loadavg": loads,
+        "loadavg": loadavg(),
         "platform": platform.platform(terse=True),
         "machine": platform.machine(),
         "executable": sys.executable,
