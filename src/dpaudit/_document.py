@@ -18,16 +18,15 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, NoReturn, TypeVar, Union, overload
+from typing import Any, Literal, NoReturn, TypeVar, overload
 
 from dpaudit import _validation as v
 from dpaudit._errors import DataError, DPAuditError
 
 __all__ = ["Doc", "DocumentError", "HINT", "MAX_WHOLE", "whole", "number", "rate", "unit", "flag", "text", "choice", "labels",
-           "obj", "items", "typed", "expect", "renders"]
+           "obj", "items", "expect", "renders"]
 
 #: What every :class:`DocumentError` tells the reader to do.
 HINT = "save the result again with --json"
@@ -107,45 +106,6 @@ def labels(path: str, value: Any) -> dict[str, Any]:
 def obj(path: str, value: Any) -> Doc:
     """A nested JSON object, as a :class:`Doc` at ``path``."""
     return Doc(value, path)
-
-
-def _json(path: str, value: Any) -> Any:
-    """Any JSON value, lists as tuples (the form of a dataclass field read from a document)."""
-    if isinstance(value, list):
-        return tuple(_json(path, x) for x in value)
-    if isinstance(value, Mapping):
-        return {k: _json(path, x) for k, x in value.items()}
-    return value
-
-
-#: The checks a plain field annotation stands for (:func:`typed`).
-_BY_TYPE: dict[Any, Callable[[str, Any], Any]] = {
-    int: functools.partial(whole, minimum=None), float: number, str: text, bool: flag}
-
-
-def typed(path: str, value: Any, annotation: Any) -> Any:
-    """``value`` read as a dataclass field annotated ``annotation``: int, float, str, bool, ``X | None``,
-    ``tuple[X, ...]``, ``tuple[X, Y]``, ``Mapping[str, X]``, a class with ``from_dict``; anything else is
-    taken as the JSON it is (lists as tuples)."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        inner = [a for a in args if a is not type(None)]
-        return typed(path, value, inner[0]) if len(inner) == 1 else _json(path, value)
-    if annotation in _BY_TYPE:
-        return _BY_TYPE[annotation](path, value)
-    if origin is tuple and args:
-        found = _list(path, value)
-        kinds = [args[0]] * len(found) if args[-1] is Ellipsis else list(args)
-        if len(kinds) != len(found):
-            raise DocumentError(f"{_name(path)} must be a list of {len(kinds)} items, got {value!r}")
-        return tuple(typed(f"{path}[{i}]", x, k) for i, (x, k) in enumerate(zip(found, kinds)))
-    if origin in (dict, Mapping) and len(args) == 2:
-        mapping = Doc(value, path)
-        return {k: typed(mapping.at(k), x, args[1]) for k, x in mapping.items()}
-    reader = getattr(annotation, "from_dict", None) if isinstance(annotation, type) else None
-    return _json(path, value) if reader is None else reader(Doc(value, path))
 
 
 def _list(path: str, value: Any) -> list[Any]:
