@@ -1,7 +1,8 @@
 """Reading a saved result document back (``--json``), and the renderers' argument check.
 
 Every ``from_dict`` of :mod:`dpaudit.results`, :mod:`dpaudit.details` and :mod:`dpaudit.mia.results`
-reads through :class:`Doc`: a JSON object together with its place in the document (``measures.tvd``),
+reads the fields its dataclass declares (:func:`dpaudit._fields.read_fields`, whose checks,
+:mod:`dpaudit._checks`, call the functions below) through :class:`Doc`: a JSON object together with its place in the document (``measures.tvd``),
 which hands out each field checked for the type and range the reports rely on (an integer n ≥ 0, a
 rate in [0, 1], an interval of two numbers, low ≤ high, a mode among the known ones, …). Anything else
 raises :class:`DocumentError` (a :class:`~dpaudit.DataError`) that names the field's path and says to
@@ -139,7 +140,7 @@ class Doc(Mapping[str, Any]):
     >>> d = Doc({"n": 5, "interval": [0.1]})
     >>> d.read("n", whole)
     5
-    >>> d.pair("interval")
+    >>> d.many("interval", number, length=2)
     Traceback (most recent call last):
     ...
     dpaudit._document.DocumentError: saved result: field interval must be a list of 2 items, got [0.1]; save the result again with --json
@@ -210,21 +211,6 @@ class Doc(Mapping[str, Any]):
         return None if value is None and optional else items(self.at(key), value, check, length=length, **options)
 
     @overload
-    def pair(self, key: str, *, optional: Literal[False] = False, **options: Any) -> tuple[float, float]: ...
-
-    @overload
-    def pair(self, key: str, *, optional: bool, **options: Any) -> tuple[float, float] | None: ...
-
-    def pair(self, key: str, *, optional: bool = False, **options: Any) -> tuple[float, float] | None:
-        """Field ``key``: an interval, two numbers (through :func:`number` with ``options``), low ≤ high."""
-        found = self.many(key, number, optional=optional, length=2, **options)
-        if found is None:
-            return None
-        if not found[0] <= found[1]:
-            self.fail(key, f"must be an interval, low <= high, got {list(found)!r}")
-        return found[0], found[1]
-
-    @overload
     def doc(self, key: str) -> Doc: ...
 
     @overload
@@ -238,17 +224,6 @@ class Doc(Mapping[str, Any]):
     def docs(self, key: str) -> tuple[Doc, ...]:
         """Field ``key``: a list of objects."""
         return self.many(key, obj)
-
-    @overload
-    def objects(self, key: str, kind: Any) -> tuple[Any, ...]: ...
-
-    @overload
-    def objects(self, key: str, kind: Any, *, optional: bool) -> tuple[Any, ...] | None: ...
-
-    def objects(self, key: str, kind: Any, *, optional: bool = False) -> tuple[Any, ...] | None:
-        """Field ``key``: a list of objects, each read by ``kind.from_dict`` (None when optional and absent)."""
-        found = self.many(key, obj, optional=optional)
-        return None if found is None else tuple(kind.from_dict(x) for x in found)
 
     def named(self, key: str, *, nonempty: bool = False) -> dict[str, Doc]:
         """Field ``key``: an object whose every value is an object (by name)."""

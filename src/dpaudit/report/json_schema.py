@@ -112,8 +112,8 @@ def _object(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
             props |= {k: value for k in spread.keys}
             closed = True
             continue
-        found = _value(s.full, defs)
-        props[s.key] = {"anyOf": [found, {"type": "null"}]} if s.nullable else found
+        found = _value(s.full, defs)  # null: None, or (an optional field) the default, as the reader takes it
+        props[s.key] = {"anyOf": [found, {"type": "null"}]} if s.nullable or not s.required else found
         if s.required:
             required.append(s.key)
     for key, (annotation, needed) in derived(cls).items():
