@@ -31,7 +31,7 @@ class Check:
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)  # cheap to define: compared by identity, never changed
 class Whole(Check):
     """An integer (not a boolean) within [minimum, maximum]."""
 
@@ -46,7 +46,7 @@ class Whole(Check):
         return {"type": "integer", **{k: b for k, b in bounds.items() if b is not None}}
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Num(Check):
     """A number within the bounds; ±inf (written ``"inf"``/``"-inf"``) only when not ``finite`` and
     outside no bound, NaN (``"nan"``) only when ``nan``."""
@@ -78,7 +78,7 @@ def Rate() -> Num:  # noqa: N802 - reads as a kind of value
     return Num(0.0, 1.0)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Unit(Check):
     """A number strictly between 0 and 1 (α, a confidence level)."""
 
@@ -89,7 +89,7 @@ class Unit(Check):
         return {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Text(Check):
     def read(self, path: str, value: Any) -> str:
         return doc.text(path, value)
@@ -98,7 +98,7 @@ class Text(Check):
         return {"type": "string"}
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Flag(Check):
     def read(self, path: str, value: Any) -> bool:
         return doc.flag(path, value)
@@ -107,7 +107,7 @@ class Flag(Check):
         return {"type": "boolean"}
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Choice(Check):
     """One of ``choices``."""
 
@@ -120,7 +120,7 @@ class Choice(Check):
         return {"enum": list(self.choices)}
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Coded(Choice):
     """One of ``choices`` in the document, its index (as a bool for two choices) in the dataclass."""
 
@@ -129,7 +129,7 @@ class Coded(Choice):
         return bool(found) if len(self.choices) == 2 else found
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Labels(Check):
     """A cell side's labels: an object of column → value (a string, number, boolean or null); with
     ``count``, also a ``count`` ≥ 0 (a repair's target)."""
@@ -150,7 +150,7 @@ class Labels(Check):
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Pair(Check):
     """An interval: two numbers (each through ``number``), low ≤ high."""
 
@@ -166,7 +166,7 @@ class Pair(Check):
         return {"type": "array", "items": self.number.schema(), "minItems": 2, "maxItems": 2}
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Json(Check):
     """Any JSON object, kept as it is (``object``), or any JSON value."""
 
@@ -182,7 +182,7 @@ class Json(Check):
 LABELS = Labels()
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Items(Check):
     """A list of ``length`` items (any number when None), each through ``item``."""
 
@@ -197,7 +197,7 @@ class Items(Check):
         return {"type": "array", "items": self.item.schema(), **size}
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Keyed(Check):
     """An object whose named keys are checked, others kept as they are: ``fields()`` gives key →
     (check, required, nullable) (a function, so that it may import what the checks need late)."""

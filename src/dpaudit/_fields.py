@@ -53,14 +53,14 @@ __all__ = ["Check", "Whole", "Num", "Rate", "Unit", "Text", "Flag", "Choice", "C
 
 # -- layout markers -------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)  # cheap to define: compared by identity, never changed
 class Key:
     """The field's key in the document, when it is not the field's name."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Spread:
     """A mapping field whose entries are keys of the object itself, each one of ``keys`` (``what``
     names them in a message); the object then holds no other keys."""
@@ -69,7 +69,7 @@ class Spread:
     what: str = "rule"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Keys:
     """A mapping whose keys are each one of ``keys`` (``what`` names them in a message)."""
 
@@ -77,7 +77,7 @@ class Keys:
     what: str = "rule"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class _Marker:
     name: str
 
@@ -94,7 +94,7 @@ NONEMPTY = _Marker("nonempty")
 BY_NAME = _Marker("by_name")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class When:
     """A conditional requirement: when field ``key`` is one of ``values``, the fields ``require`` are
     present and not null, and the fields ``null`` are absent or null (``message`` says why)."""
@@ -123,7 +123,7 @@ def nullable(annotation: Any) -> tuple[Any, bool]:
     return annotation, False
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class FieldSpec:
     """One field of a result's document: its dataclass field, key, annotation (without None) and markers."""
 
