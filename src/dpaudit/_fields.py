@@ -23,7 +23,7 @@ import dataclasses
 import functools
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass
 from typing import Annotated, Any, Union
 
@@ -172,39 +172,71 @@ def typed(path: str, value: Any, annotation: Any) -> Any:
     """``value`` read as a field annotated ``annotation``: a :class:`Check` in its metadata, else int,
     float, str, bool, ``X | None``, ``tuple[X, ...]``, ``tuple[X, Y]``, ``Mapping[str, X]``, a class
     with ``from_dict``; anything else is taken as the JSON it is (lists as tuples)."""
+    try:
+        read = reader(annotation)
+    except TypeError:  # an annotation that cannot be hashed: not cached
+        read = reader.__wrapped__(annotation)
+    return read(path, value)
+
+
+@functools.cache
+def reader(annotation: Any) -> Callable[[str, Any], Any]:
+    """The function that reads a value annotated ``annotation`` (:func:`typed`), made once per
+    annotation, so that a column of thousands of numbers costs one check call per number."""
     annotation, meta = split(annotation)
     annotation, null = nullable(annotation)
-    if value is None and null:
-        return None
     check = next((m for m in meta if isinstance(m, Check)), None)
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    read: Callable[[str, Any], Any]
     if check is not None:
-        found = check.read(path, value)
+        read = check.read
     elif annotation in _BY_TYPE:
-        found = _BY_TYPE[annotation].read(path, value)
+        read = _BY_TYPE[annotation].read
     elif origin is tuple and args:
-        items = _list(path, value)
-        kinds = [args[0]] * len(items) if args[-1] is Ellipsis else list(args)
-        if len(kinds) != len(items):
-            raise DocumentError(f"field {path} must be a list of {len(kinds)} items, got {value!r}")
-        found = tuple(typed(f"{path}[{i}]", x, k) for i, (x, k) in enumerate(zip(items, kinds)))
+        read = (functools.partial(_items, reader(args[0])) if args[-1] is Ellipsis
+                else functools.partial(_fixed, [reader(a) for a in args]))
     elif origin in (dict, Mapping) and len(args) == 2:
-        mapping = Doc(value, path)
-        for k in mapping:
-            for keys in (m for m in meta if isinstance(m, Keys)):
-                if k not in keys.keys:
-                    mapping.fail(k, f"is not a {keys.what}: the {keys.what}s are {', '.join(keys.keys)}")
-        if BY_NAME in meta:
-            found = {k: args[1].from_dict(k, Doc(x, mapping.at(k))) for k, x in mapping.items()}
-        else:
-            found = {k: typed(mapping.at(k), x, args[1]) for k, x in mapping.items()}
+        keys = next((m for m in meta if isinstance(m, Keys)), None)
+        read = functools.partial(_mapping, args[1], keys, BY_NAME in meta)
     elif isinstance(annotation, type) and hasattr(annotation, "from_dict"):
-        found = annotation.from_dict(Doc(value, path))
+        def read(path: str, value: Any) -> Any:
+            return annotation.from_dict(Doc(value, path))
     else:
-        found = _json(value)
-    if NONEMPTY in meta and not found:
-        raise DocumentError(f"field {path} is empty")
-    return found
+        def read(path: str, value: Any) -> Any:
+            return _json(value)
+    nonempty = NONEMPTY in meta
+
+    def checked(path: str, value: Any) -> Any:
+        if value is None and null:
+            return None
+        found = read(path, value)
+        if nonempty and not found:
+            raise DocumentError(f"field {path} is empty")
+        return found
+
+    return checked if null or nonempty else read
+
+
+def _items(item: Callable[[str, Any], Any], path: str, value: Any) -> tuple[Any, ...]:
+    return tuple([item(f"{path}[{i}]", x) for i, x in enumerate(_list(path, value))])
+
+
+def _fixed(kinds: list[Callable[[str, Any], Any]], path: str, value: Any) -> tuple[Any, ...]:
+    items = _list(path, value)
+    if len(kinds) != len(items):
+        raise DocumentError(f"field {path} must be a list of {len(kinds)} items, got {value!r}")
+    return tuple(k(f"{path}[{i}]", x) for i, (x, k) in enumerate(zip(items, kinds)))
+
+
+def _mapping(kind: Any, keys: Keys | None, by_name: bool, path: str, value: Any) -> dict[str, Any]:
+    mapping = Doc(value, path)
+    for k in mapping:
+        if keys is not None and k not in keys.keys:
+            mapping.fail(k, f"is not a {keys.what}: the {keys.what}s are {', '.join(keys.keys)}")
+    if by_name:
+        return {k: kind.from_dict(k, Doc(x, mapping.at(k))) for k, x in mapping.items()}
+    read = reader(kind)
+    return {k: read(mapping.at(k), x) for k, x in mapping.items()}
 
 
 def _list(path: str, value: Any) -> list[Any]:
