@@ -1,7 +1,8 @@
 """Reading a saved result document back (``--json``), and the renderers' argument check.
 
 Every ``from_dict`` of :mod:`dpaudit.results`, :mod:`dpaudit.details` and :mod:`dpaudit.mia.results`
-reads through :class:`Doc`: a JSON object together with its place in the document (``measures.tvd``),
+reads the fields its dataclass declares (:func:`dpaudit._fields.read_fields`, whose checks,
+:mod:`dpaudit._checks`, call the functions below) through :class:`Doc`: a JSON object together with its place in the document (``measures.tvd``),
 which hands out each field checked for the type and range the reports rely on (an integer n ≥ 0, a
 rate in [0, 1], an interval of two numbers, low ≤ high, a mode among the known ones, …). Anything else
 raises :class:`DocumentError` (a :class:`~dpaudit.DataError`) that names the field's path and says to
@@ -18,16 +19,15 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, NoReturn, TypeVar, Union, overload
+from typing import Any, Literal, NoReturn, TypeVar, overload
 
 from dpaudit import _validation as v
 from dpaudit._errors import DataError, DPAuditError
 
 __all__ = ["Doc", "DocumentError", "HINT", "MAX_WHOLE", "whole", "number", "rate", "unit", "flag", "text", "choice", "labels",
-           "obj", "items", "typed", "expect", "renders"]
+           "obj", "items", "expect", "renders"]
 
 #: What every :class:`DocumentError` tells the reader to do.
 HINT = "save the result again with --json"
@@ -109,45 +109,6 @@ def obj(path: str, value: Any) -> Doc:
     return Doc(value, path)
 
 
-def _json(path: str, value: Any) -> Any:
-    """Any JSON value, lists as tuples (the form of a dataclass field read from a document)."""
-    if isinstance(value, list):
-        return tuple(_json(path, x) for x in value)
-    if isinstance(value, Mapping):
-        return {k: _json(path, x) for k, x in value.items()}
-    return value
-
-
-#: The checks a plain field annotation stands for (:func:`typed`).
-_BY_TYPE: dict[Any, Callable[[str, Any], Any]] = {
-    int: functools.partial(whole, minimum=None), float: number, str: text, bool: flag}
-
-
-def typed(path: str, value: Any, annotation: Any) -> Any:
-    """``value`` read as a dataclass field annotated ``annotation``: int, float, str, bool, ``X | None``,
-    ``tuple[X, ...]``, ``tuple[X, Y]``, ``Mapping[str, X]``, a class with ``from_dict``; anything else is
-    taken as the JSON it is (lists as tuples)."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        inner = [a for a in args if a is not type(None)]
-        return typed(path, value, inner[0]) if len(inner) == 1 else _json(path, value)
-    if annotation in _BY_TYPE:
-        return _BY_TYPE[annotation](path, value)
-    if origin is tuple and args:
-        found = _list(path, value)
-        kinds = [args[0]] * len(found) if args[-1] is Ellipsis else list(args)
-        if len(kinds) != len(found):
-            raise DocumentError(f"{_name(path)} must be a list of {len(kinds)} items, got {value!r}")
-        return tuple(typed(f"{path}[{i}]", x, k) for i, (x, k) in enumerate(zip(found, kinds)))
-    if origin in (dict, Mapping) and len(args) == 2:
-        mapping = Doc(value, path)
-        return {k: typed(mapping.at(k), x, args[1]) for k, x in mapping.items()}
-    reader = getattr(annotation, "from_dict", None) if isinstance(annotation, type) else None
-    return _json(path, value) if reader is None else reader(Doc(value, path))
-
-
 def _list(path: str, value: Any) -> list[Any]:
     if isinstance(value, list):
         return value
@@ -179,7 +140,7 @@ class Doc(Mapping[str, Any]):
     >>> d = Doc({"n": 5, "interval": [0.1]})
     >>> d.read("n", whole)
     5
-    >>> d.pair("interval")
+    >>> d.many("interval", number, length=2)
     Traceback (most recent call last):
     ...
     dpaudit._document.DocumentError: saved result: field interval must be a list of 2 items, got [0.1]; save the result again with --json
@@ -250,21 +211,6 @@ class Doc(Mapping[str, Any]):
         return None if value is None and optional else items(self.at(key), value, check, length=length, **options)
 
     @overload
-    def pair(self, key: str, *, optional: Literal[False] = False, **options: Any) -> tuple[float, float]: ...
-
-    @overload
-    def pair(self, key: str, *, optional: bool, **options: Any) -> tuple[float, float] | None: ...
-
-    def pair(self, key: str, *, optional: bool = False, **options: Any) -> tuple[float, float] | None:
-        """Field ``key``: an interval, two numbers (through :func:`number` with ``options``), low ≤ high."""
-        found = self.many(key, number, optional=optional, length=2, **options)
-        if found is None:
-            return None
-        if not found[0] <= found[1]:
-            self.fail(key, f"must be an interval, low <= high, got {list(found)!r}")
-        return found[0], found[1]
-
-    @overload
     def doc(self, key: str) -> Doc: ...
 
     @overload
@@ -278,17 +224,6 @@ class Doc(Mapping[str, Any]):
     def docs(self, key: str) -> tuple[Doc, ...]:
         """Field ``key``: a list of objects."""
         return self.many(key, obj)
-
-    @overload
-    def objects(self, key: str, kind: Any) -> tuple[Any, ...]: ...
-
-    @overload
-    def objects(self, key: str, kind: Any, *, optional: bool) -> tuple[Any, ...] | None: ...
-
-    def objects(self, key: str, kind: Any, *, optional: bool = False) -> tuple[Any, ...] | None:
-        """Field ``key``: a list of objects, each read by ``kind.from_dict`` (None when optional and absent)."""
-        found = self.many(key, obj, optional=optional)
-        return None if found is None else tuple(kind.from_dict(x) for x in found)
 
     def named(self, key: str, *, nonempty: bool = False) -> dict[str, Doc]:
         """Field ``key``: an object whose every value is an object (by name)."""

@@ -13,10 +13,25 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from dpaudit._document import Doc, DocumentError, choice, flag, number, text, whole
+from dpaudit._document import Doc, DocumentError, choice, flag, text
 from dpaudit._errors import CriterionError
+from dpaudit._fields import (
+    BY_NAME,
+    FLATTEN,
+    NONEMPTY,
+    OMIT,
+    REQUIRED,
+    Check,
+    Choice,
+    Coded,
+    Json,
+    Key,
+    Num,
+    Whole,
+    read_fields,
+)
 from dpaudit._views import render_view
 from dpaudit.criteria import Criterion
 from dpaudit.details import (
@@ -54,6 +69,22 @@ MODES = ("exact", "dp")
 SCHEMAS = ("declared", "data-derived (not DP)")
 
 
+class _Criterion(Check):
+    """A criterion as its text (``"sex ⊥ income | education"``), parsed."""
+
+    def read(self, path: str, value: Any) -> Criterion:
+        try:
+            return Criterion.parse(text(path, value))
+        except CriterionError as exc:
+            raise DocumentError(f"field {path} is not a criterion ({exc})") from None
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "description": "a criterion: P ⊥ O or P ⊥ O | A (column names)"}
+
+
+_CRITERION = _Criterion()
+
+
 @dataclass(frozen=True)
 class MeasureResult:
     """The release of one measure, summed over the criteria.
@@ -64,12 +95,12 @@ class MeasureResult:
     the top cells, with that release's ε and mechanism). ``options`` are the measure's options.
     """
 
-    name: str
+    name: Annotated[str, OMIT]  # the entry's key in the document
     title: str
-    release: Release
+    release: Annotated[Release, FLATTEN]
     per_criterion: tuple[float, ...] | None = None
-    details: MeasureDetails | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
+    details: Annotated[MeasureDetails | None, OMIT] = None  # the entry's other keys, read by measure name
+    options: Annotated[Mapping[str, Any], Json()] = field(default_factory=dict)
 
     @property
     def value(self) -> float:
@@ -94,11 +125,8 @@ class MeasureResult:
         """The measure ``name``'s entry of a saved document, every field checked (a release that claims
         DP has noise; a release that is not DP says why; the interval holds the value)."""
         d = Doc.of(doc, f"measures.{name}")
-        release = Release(value=d.read("value", number), epsilon=d.read("epsilon", number, optional=True, low=0,
-                                                                        low_open=True),
-                          sensitivity=d.read("sensitivity", number, low=0), scale=d.read("scale", number, low=0),
-                          interval=d.pair("interval"), dp=d.read("dp", flag), mechanism=d.read("mechanism", text),
-                          reasons=d.many("reasons", text, optional=True) or ())
+        found = read_fields(cls, d)
+        release = found["release"]
         if release.dp and (release.epsilon is None or release.scale == 0):
             d.fail("dp", "is true but the value carries no noise (epsilon null or scale 0): an exact value is not DP")
         if release.epsilon is None and release.scale != 0:
@@ -107,9 +135,7 @@ class MeasureResult:
             d.fail("reasons", "is empty but dp is false: a release that is not DP says why")
         if not release.interval[0] <= release.value <= release.interval[1]:
             d.fail("interval", f"{list(release.interval)} does not hold the value {release.value:g}")
-        options = d.doc("options", optional=True)
-        return cls(name, d.read("title", text), release, d.many("per_criterion", number, optional=True),
-                   details_from_dict(d.without(ENTRY_KEYS), name), dict(options or {}))
+        return cls(name, details=details_from_dict(d.without(ENTRY_KEYS), name), **found)
 
 
 @dataclass(frozen=True)
@@ -118,16 +144,10 @@ class BudgetState(_PlainRecord):
     a ledger file): its total ε, what had been spent after this audit's debits, and what remains.
     ``ledger`` is the ledger file's path (None for an in-memory :class:`~dpaudit.privacy.Budget`)."""
 
-    total_epsilon: float
-    spent: float
+    total_epsilon: Annotated[float, Num(low=0, low_open=True)]
+    spent: Annotated[float, Num(low=0)]
     remaining: float
     ledger: str | None = None
-
-    @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> BudgetState:
-        d = Doc.of(doc, "budget")
-        return cls(d.read("total_epsilon", number, low=0, low_open=True), d.read("spent", number, low=0),
-                   d.read("remaining", number), d.read("ledger", text, optional=True))
 
 
 @dataclass(frozen=True)
@@ -141,14 +161,17 @@ class AuditResult:
     had its own budget of exactly ``epsilon``). Both appear in the JSON only when set.
     """
 
-    n: int
-    criteria: tuple[Criterion, ...]
-    measures: Mapping[str, MeasureResult]
-    epsilon: float | None
+    n: Annotated[int, Whole()]
+    criteria: Annotated[tuple[Annotated[Criterion, _CRITERION], ...], NONEMPTY]
+    measures: Annotated[Mapping[str, MeasureResult], NONEMPTY, BY_NAME]
+    epsilon: Annotated[float, Num(low=0, low_open=True)] | None
     stages: tuple[str, ...] = field(default=())
-    schema_data_derived: bool = False
+    schema_data_derived: Annotated[bool, Key("schema"), Coded(SCHEMAS), REQUIRED] = False
     source: str | None = None
     budget: BudgetState | None = None
+    #: What :meth:`to_dict` writes beside the fields, checked against the measures (:func:`_consistent`).
+    DERIVED: ClassVar[Mapping[str, tuple[Any, bool]]] = {
+        "mode": (Annotated[str, Choice(MODES)], True), "dp": (bool, True), "neighbouring": (str, False)}
 
     @property
     def exact(self) -> bool:
@@ -188,19 +211,8 @@ class AuditResult:
         raises :class:`~dpaudit.DataError` naming the field.
         """
         d = Doc.of(doc)
-        criteria = d.many("criteria", _criterion)
-        if not criteria:
-            d.fail("criteria", "is empty")
-        entries = d.named("measures", nonempty=True)
-        budget = d.doc("budget", optional=True)
-        result = cls(n=d.read("n", whole), criteria=criteria,
-                     measures={name: MeasureResult.from_dict(name, m) for name, m in entries.items()},
-                     epsilon=d.read("epsilon", number, optional=True, low=0, low_open=True),
-                     stages=d.many("stages", text, optional=True) or (),
-                     schema_data_derived=SCHEMAS.index(d.read("schema", choice, choices=SCHEMAS)) == 1,
-                     source=d.read("source", text, optional=True),
-                     budget=None if budget is None else BudgetState.from_dict(budget))
-        _consistent(result, d, entries)
+        result = cls(**read_fields(cls, d))
+        _consistent(result, d, d.named("measures"))
         return result
 
     def to_json(self, **kwargs: Any) -> str:
@@ -216,13 +228,6 @@ class AuditResult:
         """The HTML report's sections as a fragment, for Jupyter and VS Code notebooks
         (:func:`dpaudit.report.html.render_audit_fragment`, through :mod:`dpaudit._views`)."""
         return render_view(self, "html")
-
-
-def _criterion(path: str, value: Any) -> Criterion:
-    try:
-        return Criterion.parse(text(path, value))
-    except CriterionError as exc:
-        raise DocumentError(f"field {path} is not a criterion ({exc})") from None
 
 
 def _consistent(result: AuditResult, d: Doc, entries: Mapping[str, Doc]) -> None:

@@ -5,8 +5,9 @@ dataclass subclassing :class:`Details`, which gives it
 
 * ``to_dict`` / ``from_dict``: the fields as plain JSON data and back (tuples travel as lists and
   come back as tuples; nested details and mappings are converted on the way out); ``from_dict`` checks
-  every field against its annotation (:func:`dpaudit._document.typed`) and reads through a
-  :class:`~dpaudit._document.Doc`, so a damaged document is refused naming the field;
+  every field against its annotation and declared constraints (:func:`dpaudit._fields.read_fields`,
+  the definition the JSON Schema of ``docs/schema`` is generated from), so a damaged document is
+  refused naming the field;
 * ``released_in``: ``"exact"`` for curator-only details, ``"dp"`` for a private release, None when
   either (a saved result holding details of the other mode is refused);
 * ``recognises(doc)``: whether a measure's JSON entry holds details of this type (its required
@@ -25,20 +26,21 @@ import the report; a new measure's details may still define ``html(result, m)`` 
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, fields
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
-from dpaudit._document import Doc, typed
+from dpaudit._document import Doc
+from dpaudit._fields import LABELS, read_fields, typed
 
 if TYPE_CHECKING:
     from dpaudit.results import MeasureResult
 
 __all__ = ["Details", "MeasureDetails", "UnknownDetails", "field_rows", "hook", "mi_baseline", "Labels"]
 
-Labels = Mapping[str, Any]
+#: A cell side's labels (column → value), checked as such in a document.
+Labels = Annotated[Mapping[str, Any], LABELS]
 _D = TypeVar("_D", bound="Details")
 _SHOWN = 10  # field table: the items of a sequence printed before "… (N in all)"
 
@@ -57,10 +59,14 @@ def _plain_fields(obj: Any) -> dict[str, Any]:
 
 
 class _PlainRecord:
-    """A dataclass whose JSON form is its fields as they are."""
+    """A dataclass whose JSON form is its fields as they are, read back through its annotations."""
 
     def to_dict(self) -> dict[str, Any]:
         return _plain_fields(self)
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Any:
+        return cls(**read_fields(cls, doc))
 
 
 @runtime_checkable
@@ -92,26 +98,32 @@ class Details:
 
     @classmethod
     def from_dict(cls: type[_D], doc: Mapping[str, Any]) -> _D:
-        """The details of a measure's JSON entry, every field checked against its annotation (the
-        inverse of :meth:`to_dict` for fields of plain types, tuples, mappings and details)."""
+        """The details of a measure's JSON entry, every field checked against its annotation and its
+        declared constraints (:mod:`dpaudit._fields`; the inverse of :meth:`to_dict`)."""
         d = Doc.of(doc)
         try:
-            hints = typing.get_type_hints(cls)
+            return cls(**read_fields(cls, d))
         except (NameError, TypeError):  # an annotation that cannot be resolved here: read as JSON
-            hints = {}
+            pass
         values = {}
         for f in _fields(cls):
             if f.name in d:
-                values[f.name] = typed(d.at(f.name), d[f.name], hints.get(f.name, Any))
+                values[f.name] = typed(d.at(f.name), d[f.name], Any)
             elif f in _required(cls):
                 d.fail(f.name, "is missing")
         return cls(**values)
 
     @classmethod
+    def recognised_keys(cls) -> tuple[str, ...]:
+        """The keys whose presence in a measure's JSON entry says it holds details of this type (by
+        default its required fields); the JSON Schema tells the details apart by the same keys."""
+        return tuple(f.name for f in _required(cls))
+
+    @classmethod
     def recognises(cls, doc: Mapping[str, Any]) -> bool:
-        """Whether ``doc`` (a measure's JSON entry) holds details of this type: its required fields."""
-        required = _required(cls)
-        return bool(required) and all(f.name in doc for f in required)
+        """Whether ``doc`` (a measure's JSON entry) holds details of this type: :meth:`recognised_keys`."""
+        keys = cls.recognised_keys()
+        return bool(keys) and all(k in doc for k in keys)
 
     # -- report hooks: override to show more than the field table ---------------------------------
     def mi_baseline(self) -> Sequence[Any] | None:

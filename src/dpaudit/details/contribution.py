@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from dpaudit._document import Doc, choice, flag, items, labels, number, text, whole
+from dpaudit._document import Doc, items, number
+from dpaudit._fields import REQUIRED, Choice, Key, Num, Whole, read_fields
 from dpaudit.details._base import Details, Labels, _plain_fields, _PlainRecord
 
 if TYPE_CHECKING:
@@ -32,40 +33,24 @@ class _Cell:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Any:
-        d = Doc.of(doc)
-        return cls(d.read("criterion", text), *(d.read(side, labels) for side in ("protected", "outcome", "admissible")),
-                   **cls._evidence(d))
-
-    @classmethod
-    def _evidence(cls, d: Doc) -> dict[str, Any]:
-        """What a cell of this kind says beside its labels, read from ``d``."""
-        raise NotImplementedError
+        return cls(**read_fields(cls, doc))
 
 
 @dataclass(frozen=True)
 class TopCell(_Cell):
     """A cell that drives the unfairness (exact, curator-only): its MD, count and expected count."""
 
-    md: float = 0.0
-    count: int = 0
-    expected: float = 0.0
-    sign: str = "none"
-
-    @classmethod
-    def _evidence(cls, d: Doc) -> dict[str, Any]:
-        return {"md": d.read("md", number, low=0), "count": d.read("count", whole),
-                "expected": d.read("expected", number, low=0), "sign": d.read("sign", choice, choices=SIGNS)}
+    md: Annotated[float, Num(low=0), REQUIRED] = 0.0
+    count: Annotated[int, Whole(), REQUIRED] = 0
+    expected: Annotated[float, Num(low=0), REQUIRED] = 0.0
+    sign: Annotated[str, Choice(SIGNS), REQUIRED] = "none"
 
 
 @dataclass(frozen=True)
 class NamedCell(_Cell):
     """A cell named by a private selection; only its name and noisy rank are released."""
 
-    rank: int = 0
-
-    @classmethod
-    def _evidence(cls, d: Doc) -> dict[str, Any]:
-        return {"rank": d.read("rank", whole, minimum=1)}
+    rank: Annotated[int, Whole(minimum=1), REQUIRED] = 0
 
 
 def describe_cell(cell: TopCell | NamedCell) -> str:
@@ -82,17 +67,11 @@ def describe_cell(cell: TopCell | NamedCell) -> str:
 class SelectionInfo(_PlainRecord):
     """How a private selection was made (report-noisy-top-k)."""
 
-    epsilon: float
+    epsilon: Annotated[float, Num(low=0, low_open=True)]
     mechanism: str
-    sensitivity_linf: float
-    scale: float
+    sensitivity_linf: Annotated[float, Num(low=0)]
+    scale: Annotated[float, Num(low=0)]
     dp: bool
-
-    @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> SelectionInfo:
-        d = Doc.of(doc)
-        return cls(d.read("epsilon", number, low=0, low_open=True), d.read("mechanism", text),
-                   d.read("sensitivity_linf", number, low=0), d.read("scale", number, low=0), d.read("dp", flag))
 
 
 @dataclass(frozen=True)
@@ -109,8 +88,8 @@ class CellMDMap:
     blocks: tuple[Labels, ...]
     protected: tuple[Labels, ...]
     outcome: tuple[Labels, ...]
-    md: tuple[tuple[tuple[float, ...], ...], ...] | None
-    cells: int
+    md: tuple[tuple[tuple[Annotated[float, Num(low=0)], ...], ...], ...] | None
+    cells: Annotated[int, Whole()]
 
     def to_dict(self) -> dict[str, Any]:
         md = None if self.md is None else [[list(row) for row in block] for block in self.md]
@@ -122,12 +101,13 @@ class CellMDMap:
     def from_dict(cls, doc: Mapping[str, Any]) -> CellMDMap:
         """A map of a saved document: the axes' labels, and ``md`` (when there) of their shape."""
         d = Doc.of(doc)
-        axes = [d.many(axis, labels) for axis in ("blocks", "protected", "outcome")]
+        found = read_fields(cls, d)
+        axes = [found[axis] for axis in ("blocks", "protected", "outcome")]
         md = d.many("md", _md_block, optional=True, shape=tuple(map(len, axes[1:])))
         if md is not None and (len(md) != len(axes[0]) or not all(axes)):
             d.fail("md", f"must be one {len(axes[1])} × {len(axes[2])} table of MD values per block ({len(axes[0])}), "
                          "with at least one block, protected and outcome value")
-        return cls(d.read("criterion", text), axes[0], axes[1], axes[2], md, d.read("cells", whole))
+        return cls(**found)
 
 
 def _md_block(path: str, value: Any, shape: tuple[int, int]) -> tuple[tuple[float, ...], ...]:
@@ -171,17 +151,13 @@ class TopCellsDetails(_CellList):
             out["cell_md"] = [m.to_dict() for m in self.cell_md]
         return out
 
-    @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> TopCellsDetails:
-        d = Doc.of(doc)
-        return cls(d.objects("top_cells", TopCell), d.objects("cell_md", CellMDMap, optional=True))
 
 @dataclass(frozen=True)
 class PrivateTopCellsDetails(_CellList):
     """U_TC's private explanation: top cells named by report-noisy-top-k, and how."""
 
     top_cells: tuple[NamedCell, ...]
-    release: SelectionInfo
+    release: Annotated[SelectionInfo, Key("top_cells_release")]
     _how = "named privately, noisy rank order"
     released_in: ClassVar[str | None] = "dp"
 
@@ -189,13 +165,8 @@ class PrivateTopCellsDetails(_CellList):
         return {"top_cells": [c.to_dict() for c in self.top_cells], "top_cells_release": self.release.to_dict()}
 
     @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> PrivateTopCellsDetails:
-        d = Doc.of(doc)
-        return cls(d.objects("top_cells", NamedCell), SelectionInfo.from_dict(d.doc("top_cells_release")))
-
-    @classmethod
-    def recognises(cls, doc: Mapping[str, Any]) -> bool:
-        return "top_cells_release" in doc
+    def recognised_keys(cls) -> tuple[str, ...]:
+        return ("top_cells_release",)
 
     def explanation(self) -> tuple[str, float, str] | None:
         return "naming the top cells", self.release.epsilon, self.release.mechanism

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from dpaudit._document import Doc, choice, flag, labels, number, text, whole
+from dpaudit._fields import Choice, Num, Whole, read_fields
+from dpaudit._fields import Labels as LabelsCheck
 from dpaudit.details._base import Details, Labels, _plain_fields
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ class CellChange:
 
     protected: Labels
     outcome: Labels
-    count: int
+    count: Annotated[int, Whole()]
     repaired: float
     change: float
 
@@ -38,9 +39,7 @@ class CellChange:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> CellChange:
-        d = Doc.of(doc)
-        return cls(d.read("protected", labels), d.read("outcome", labels), d.read("count", whole),
-                   d.read("repaired", number), d.read("change", number))
+        return cls(**read_fields(cls, doc))
 
 
 @dataclass(frozen=True)
@@ -58,14 +57,14 @@ class BlockRepairDetail:
     admissible: Labels
     value: float
     lower: float
-    upper: float
+    upper: Annotated[float, Num(finite=False)]
     exact: bool
     method: str
     changes: tuple[CellChange, ...] | None = None
     kept: tuple[Labels, ...] | None = None
     deleted: tuple[Labels, ...] | None = None
-    target: tuple[Labels, ...] | None = None
-    status: str = ""
+    target: tuple[Annotated[Mapping[str, Any], LabelsCheck(count=True)], ...] | None = None
+    status: Annotated[str, Choice(REPAIR_STATUSES)] = ""
 
     def __post_init__(self) -> None:
         if not self.status:  # older documents: inexact bag/set blocks were always solver time-outs
@@ -87,13 +86,7 @@ class BlockRepairDetail:
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> BlockRepairDetail:
         """A block of a saved document; ``target`` holds the outcome counts (``count``) kept groups get."""
-        d = Doc.of(doc)
-        return cls(d.read("criterion", text), d.read("admissible", labels), d.read("value", number),
-                   d.read("lower", number), d.read("upper", number, finite=False), d.read("exact", flag),
-                   d.read("method", text), d.objects("changes", CellChange, optional=True),
-                   d.many("kept", labels, optional=True), d.many("deleted", labels, optional=True),
-                   d.many("target", _target, optional=True),
-                   d.read("status", choice, optional=True, choices=REPAIR_STATUSES) or "")
+        return cls(**read_fields(cls, doc))
 
 
 @dataclass(frozen=True)
@@ -104,11 +97,13 @@ class RepairDetails(Details):
     solver's time limit left a gap in some block, else ``"bounds"``; :meth:`status_counts` counts them.
     """
 
-    semantics: str
+    semantics: Annotated[str, Choice(SEMANTICS)]
     exact: bool
-    upper: float
+    upper: Annotated[float, Num(finite=False)]
     per_block: tuple[BlockRepairDetail, ...]
     released_in: ClassVar[str | None] = "exact"
+    #: What :meth:`to_dict` writes beside the fields: the blocks' summed-up status.
+    DERIVED: ClassVar[Mapping[str, tuple[Any, bool]]] = {"status": (Annotated[str, Choice(REPAIR_STATUSES)], False)}
 
     @property
     def status(self) -> str:
@@ -129,12 +124,6 @@ class RepairDetails(Details):
     def to_dict(self) -> dict[str, Any]:
         return {"semantics": self.semantics, "exact": self.exact, "status": self.status, "upper": self.upper,
                 "per_block": [b.to_dict() for b in self.per_block]}
-
-    @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> RepairDetails:
-        d = Doc.of(doc)
-        return cls(d.read("semantics", choice, choices=SEMANTICS), d.read("exact", flag),
-                   d.read("upper", number, finite=False), d.objects("per_block", BlockRepairDetail))
 
     # -- reports --------------------------------------------------------------------------------------
     def text_lines(self, m: MeasureResult) -> list[str]:
@@ -162,9 +151,3 @@ class RepairDetails(Details):
                                     for t in block.target)
                 lines.append(f"      kept groups get the same outcome counts: {aligned}")
         return lines
-
-def _target(path: str, value: Any) -> Labels:
-    """An entry of a block's ``target``: outcome labels and the ``count`` of rows every kept group gets."""
-    found = labels(path, value)
-    Doc(found, path).read("count", number, low=0)
-    return found

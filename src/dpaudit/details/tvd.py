@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from dpaudit._document import Doc, number
 from dpaudit.details._base import Details, _PlainRecord
 
 if TYPE_CHECKING:
@@ -30,11 +29,6 @@ class TVDDetails(Details):
 
     baseline: tuple[MIBaseline, ...]
     released_in: ClassVar[str | None] = "exact"
-
-    @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> TVDDetails:
-        return cls(tuple(MIBaseline(b.read("mi_nats", number), b.read("mi_bits", number))
-                         for b in Doc.of(doc).docs("baseline")))
 
     def mi_baseline(self) -> Sequence[MIBaseline]:
         return self.baseline

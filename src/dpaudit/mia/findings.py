@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from dpaudit._document import Doc, choice, number, rate, text, unit, whole
+from dpaudit._document import Doc
+from dpaudit._fields import Choice, Num, Rate, Unit, When, Whole, read_fields
 
 __all__ = ["Verdict", "VulnerableRecords", "VERDICT_KINDS", "RULES", "RULE_LABELS"]
 
@@ -26,6 +27,8 @@ VERDICT_KINDS = ("leakage", "no_evidence", "not_estimable")
 RULE_LABELS = {"naive": "naive concat", "pp_normal": "PP concat N(0,1)", "pp_t": "PP concat t",
                "pp_rank": "PP concat rank", "per_record_empirical": "per-record empirical",
                "per_record_parametric": "per-record param."}
+_RULE = Choice(tuple(RULE_LABELS))
+_Rates = tuple[Annotated[float, Rate()], ...]
 
 
 @dataclass(frozen=True)
@@ -49,14 +52,17 @@ class Verdict:
         Why the Gaussian rules are not the headline (their check failed), when that is so.
     """
 
-    alpha: float
-    kind: str
-    rule: str | None = None
-    tpr: float | None = None
-    fpr: float | None = None
-    epsilon_lb: float | None = None
-    needs_models: int | None = None
+    alpha: Annotated[float, Unit()]
+    kind: Annotated[str, Choice(VERDICT_KINDS)]
+    rule: Annotated[str, _RULE] | None = None
+    tpr: Annotated[float, Rate()] | None = None
+    fpr: Annotated[float, Rate()] | None = None
+    epsilon_lb: Annotated[float, Num(low=0, finite=False)] | None = None
+    needs_models: Annotated[int, Whole()] | None = None
     notes: tuple[str, ...] = ()
+    #: A verdict with a value rests on a rule and its rates; ``text`` (written beside the fields) says it.
+    WHEN: ClassVar[tuple[When, ...]] = (When("kind", ("leakage", "no_evidence"), require=("rule", "tpr", "fpr", "epsilon_lb")),)
+    DERIVED: ClassVar[dict[str, tuple[Any, bool]]] = {"text": (str, False)}
 
     @property
     def text(self) -> str:
@@ -76,14 +82,8 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Verdict:
-        """A verdict: a kind, and a rule with its rates unless it is ``not_estimable``."""
-        d = Doc.of(doc)
-        kind = d.read("kind", choice, choices=VERDICT_KINDS)
-        valued = kind != "not_estimable"
-        return cls(d.read("alpha", unit), kind, d.read("rule", choice, optional=not valued, choices=tuple(RULE_LABELS)),
-                   d.read("tpr", rate, optional=not valued), d.read("fpr", rate, optional=not valued),
-                   d.read("epsilon_lb", number, optional=not valued, low=0, finite=False),
-                   d.read("needs_models", whole, optional=True), tuple(d.many("notes", text, optional=True) or ()))
+        """A verdict: a kind, and a rule with its rates unless it is ``not_estimable`` (:attr:`WHEN`)."""
+        return cls(**read_fields(cls, doc))
 
 
 @dataclass(frozen=True)
@@ -117,19 +117,19 @@ class VulnerableRecords:
         A record *stands out* when its q-value is at most ``fdr``.
     """
 
-    alpha: float
-    rule: str
-    level: float
-    record: tuple[int, ...]
-    tpr: tuple[float, ...]
-    ci_low: tuple[float, ...]
-    ci_high: tuple[float, ...]
-    fpr: tuple[float, ...]
-    n_in: tuple[int, ...]
-    p_value: tuple[float, ...]
-    q_value: tuple[float, ...]
-    fdr: float
-    record_id: tuple[int, ...] | None = field(default=None)
+    alpha: Annotated[float, Unit()]
+    rule: Annotated[str, _RULE]
+    level: Annotated[float, Unit()]
+    record: tuple[Annotated[int, Whole()], ...]
+    tpr: _Rates
+    ci_low: _Rates
+    ci_high: _Rates
+    fpr: _Rates
+    n_in: tuple[Annotated[int, Whole()], ...]
+    p_value: _Rates
+    q_value: _Rates
+    fdr: Annotated[float, Unit()]
+    record_id: tuple[Annotated[int, Whole(minimum=None)], ...] | None = field(default=None)
 
     @property
     def standing_out(self) -> int:
@@ -161,12 +161,11 @@ class VulnerableRecords:
     def from_dict(cls, doc: Mapping[str, Any]) -> VulnerableRecords:
         """Equal-length columns, rates in [0, 1], each interval around its TPR."""
         d = Doc.of(doc)
-        record = d.many("record", whole)
-        n = len(record)
-        columns = {key: d.many(key, rate, length=n) for key in ("tpr", "ci_low", "ci_high", "fpr", "p_value", "q_value")}
-        if any(lo > t or t > hi for lo, t, hi in zip(columns["ci_low"], columns["tpr"], columns["ci_high"])):
+        found = read_fields(cls, d)
+        n = len(found["record"])
+        for key in ("tpr", "ci_low", "ci_high", "fpr", "n_in", "p_value", "q_value", "record_id"):
+            if found[key] is not None and len(found[key]) != n:
+                d.fail(key, f"must be a list of {n} items, got {list(found[key])!r}")
+        if any(lo > t or t > hi for lo, t, hi in zip(found["ci_low"], found["tpr"], found["ci_high"])):
             d.fail("ci_low", "and ci_high must enclose each record's tpr")
-        return cls(d.read("alpha", unit), d.read("rule", choice, choices=tuple(RULE_LABELS)), d.read("level", unit),
-                   record, columns["tpr"], columns["ci_low"], columns["ci_high"], columns["fpr"],
-                   d.many("n_in", whole, length=n), columns["p_value"], columns["q_value"], d.read("fdr", unit),
-                   d.many("record_id", whole, optional=True, length=n, minimum=None))
+        return cls(**found)

@@ -19,13 +19,71 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from dpaudit._document import Doc, choice, flag, number, obj, rate, text, unit, whole
+from dpaudit._document import Doc
+from dpaudit._fields import (
+    NONEMPTY,
+    REQUIRED,
+    Check,
+    Choice,
+    Flag,
+    Items,
+    Json,
+    Key,
+    Keyed,
+    Keys,
+    Num,
+    Pair,
+    Rate,
+    Spread,
+    Text,
+    Unit,
+    When,
+    Whole,
+    read_fields,
+)
 from dpaudit._views import render_view
 from dpaudit.mia.findings import RULES, Verdict, VulnerableRecords
 
 __all__ = ["RuleResult", "FprSpread", "AlphaResult", "Curve", "Histogram", "MiaReport"]
+
+#: How a rule's FPR was obtained: measured on the targets, or the α its model promises.
+FPR_KINDS = ("realised", "nominal")
+_Rate = Annotated[float, Rate()]
+_Interval = Annotated[tuple[float, float], Pair(Rate())]
+_NULL, _REQ = (False, True), (True, False)  # (required, nullable): may be null / must be there
+
+
+def _option_fields() -> dict[str, tuple[Check, bool, bool]]:
+    """A report's options, checked where the reports read them: the level, FPC and threshold kind always,
+    the others when present (null only for the sizes and the seed, which a run may lack)."""
+    from dpaudit.mia.calibrate import SIGNS, THRESHOLD_KINDS
+
+    return {"level": (Unit(), *_REQ), "threshold": (Choice(THRESHOLD_KINDS), *_REQ), "fpc": (Flag(), *_REQ),
+            "fpc_train_size": (Num(low=0), *_NULL), "attack": (Text(), False, False),
+            "attack_options": (Json(), False, False), "sign": (Choice(SIGNS), False, False),
+            "strict": (Flag(), False, False), "location": (Text(), False, False),
+            "variance": (Text(), False, False), "n_boot": (Whole(), False, False),
+            "seed": (Whole(maximum=None), *_NULL), "delta": (Num(0, 1, high_open=True), False, False),
+            "train_size": (Num(low=0), *_NULL), "pool_size": (Num(low=0), *_NULL),
+            "fpc_train_size_from": (Text(), False, False), "scores": (Json(), False, False),
+            "n_in": (Items(Whole(), 2), *_NULL)}
+
+
+class _Options(Keyed):
+    """The options; the FPC's training-set size is needed when the FPC is on and its source is named."""
+
+    def read(self, path: str, value: Any) -> dict[str, Any]:
+        found = super().read(path, value)
+        if found["fpc"] is True and "fpc_train_size_from" in found and found.get("fpc_train_size") is None:
+            Doc(found, path).read("fpc_train_size", Num(low=0).read)
+        return found
+
+
+_OPTIONS = _Options(_option_fields)
+_DIAGNOSTICS = Keyed(lambda: {"share_non_normal": (Rate(), True, False), "min_n_out": (Whole(minimum=None), *_NULL),
+                              "auc_naive": (Rate(), *_NULL)})
 
 
 class _KeyView(Mapping[str, Any]):
@@ -73,18 +131,23 @@ class RuleResult(_KeyView):
     """
 
     estimable: bool
-    tpr: float | None
-    fpr: float | None
-    epsilon_lb: float | None = None
-    epsilon_point: float | None = None
-    ci: tuple[float, float] | None = None
-    cp: tuple[float, float] | None = None
-    threshold: float | None = None
-    fpr_kind: str | None = None
-    t_threshold_fpr_loo: float | None = None
+    tpr: _Rate | None
+    fpr: _Rate | None
+    epsilon_lb: Annotated[float, Num(low=0, finite=False)] | None = None
+    epsilon_point: Annotated[float, Num(finite=False, nan=True)] | None = None
+    ci: _Interval | None = None
+    cp: _Interval | None = None
+    threshold: Annotated[float, Num(finite=False)] | None = None
+    fpr_kind: Annotated[str, Choice(FPR_KINDS)] | None = None
+    t_threshold_fpr_loo: _Rate | None = None
     reason: str | None = None
     valid: bool | None = None
     warning: str | None = None
+    #: An estimable rule has a TPR and an FPR; one that is not has neither, and a reason.
+    WHEN: ClassVar[tuple[When, ...]] = (
+        When("estimable", (True,), require=("tpr", "fpr")),
+        When("estimable", (False,), require=("reason",), null=("tpr", "fpr"),
+             message="and fpr must be null for a rule that is not estimable"))
 
     @classmethod
     def not_estimable(cls, reason: str) -> RuleResult:
@@ -105,35 +168,23 @@ class RuleResult(_KeyView):
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> RuleResult:
-        """An estimable rule has a TPR and an FPR; one that is not has neither, and a reason."""
-        d = Doc.of(doc)
-        estimable = d.read("estimable", flag)
-        tpr, fpr = (d.read(key, rate, optional=not estimable) for key in ("tpr", "fpr"))
-        if not estimable and (tpr, fpr) != (None, None):
-            d.fail("tpr", "and fpr must be null for a rule that is not estimable")
-        return cls(estimable, tpr, fpr, d.read("epsilon_lb", number, optional=True, low=0, finite=False),
-                   d.read("epsilon_point", number, optional=True, finite=False, nan=True),
-                   d.pair("ci", optional=True, low=0, high=1), d.pair("cp", optional=True, low=0, high=1),
-                   d.read("threshold", number, optional=True, finite=False),
-                   d.read("fpr_kind", choice, optional=True, choices=FPR_KINDS),
-                   d.read("t_threshold_fpr_loo", rate, optional=True), d.read("reason", text, optional=estimable),
-                   d.read("valid", flag, optional=True), d.read("warning", text, optional=True))
+        """An estimable rule has a TPR and an FPR; one that is not has neither, and a reason (:attr:`WHEN`)."""
+        return cls(**read_fields(cls, doc))
 
 
 @dataclass(frozen=True, eq=True)
 class FprSpread(_KeyView):
     """Per-record FPR under the naive global threshold: its maximum and the share of records above α."""
 
-    max: float
-    share_above_alpha: float
+    max: _Rate
+    share_above_alpha: _Rate
 
     def to_dict(self) -> dict[str, Any]:
         return {"max": self.max, "share_above_alpha": self.share_above_alpha}
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> FprSpread:
-        d = Doc.of(doc)
-        return cls(d.read("max", rate), d.read("share_above_alpha", rate))
+        return cls(**read_fields(cls, doc))
 
 
 @dataclass(frozen=True, eq=True)
@@ -141,8 +192,8 @@ class AlphaResult(_KeyView):
     """Every rule at one target FPR α, the headline ``verdict`` and the ranked ``vulnerable`` records
     (both None in a document saved before they existed)."""
 
-    alpha: float
-    rules: Mapping[str, RuleResult]
+    alpha: Annotated[float, Unit()]
+    rules: Annotated[Mapping[str, RuleResult], Spread(RULES)]  # each rule's result is a key of the row
     naive_per_record_fpr: FprSpread
     verdict: Verdict | None = None
     vulnerable: VulnerableRecords | None = None
@@ -162,14 +213,10 @@ class AlphaResult(_KeyView):
         return out
 
     @classmethod
-    def from_dict(cls, alpha: float, doc: Mapping[str, Any]) -> AlphaResult:
-        """The rules at ``alpha``: every key but ``alpha`` and the row's own fields names a known rule."""
-        d = Doc.of(doc)
-        rules = {k: RuleResult.from_dict(d.doc(_rule(d, k))) for k in d if k not in ("alpha", *_ROW_FIELDS)}
-        verdict, vulnerable = d.doc("verdict", optional=True), d.doc("vulnerable", optional=True)
-        return cls(float(alpha), rules, FprSpread.from_dict(d.doc("naive_per_record_fpr")),
-                   None if verdict is None else Verdict.from_dict(verdict),
-                   None if vulnerable is None else VulnerableRecords.from_dict(vulnerable))
+    def from_dict(cls, doc: Mapping[str, Any]) -> AlphaResult:
+        """An α's row of a report's ``results``: every key but ``alpha`` and the row's own fields names a
+        known rule."""
+        return cls(**read_fields(cls, doc))
 
 
 #: The fields of an α's result that are not rules.
@@ -191,11 +238,11 @@ class Curve(_KeyView):
         a figure's resolution, not an estimate the tables use); ``models`` 0: per-record values.
     """
 
-    fpr: tuple[float, ...]
-    tpr: tuple[float, ...]
-    fpr_kind: str = "realised"
-    records: int = 0
-    models: int = 0
+    fpr: tuple[_Rate, ...]
+    tpr: tuple[_Rate, ...]
+    fpr_kind: Annotated[str, Choice(FPR_KINDS)] = "realised"
+    records: Annotated[int, Whole()] = 0
+    models: Annotated[int, Whole()] = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"fpr": list(self.fpr), "tpr": list(self.tpr), "fpr_kind": self.fpr_kind, "records": self.records,
@@ -204,11 +251,10 @@ class Curve(_KeyView):
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Curve:
         d = Doc.of(doc)
-        fpr, tpr = d.many("fpr", rate), d.many("tpr", rate)
-        if len(fpr) != len(tpr):
-            d.fail("tpr", f"must hold one value per FPR ({len(fpr)})")
-        return cls(fpr, tpr, d.read("fpr_kind", choice, optional=True, choices=FPR_KINDS) or "realised",
-                   d.read("records", whole, optional=True) or 0, d.read("models", whole, optional=True) or 0)
+        found = read_fields(cls, d)
+        if len(found["fpr"]) != len(found["tpr"]):
+            d.fail("tpr", f"must hold one value per FPR ({len(found['fpr'])})")
+        return cls(**found)
 
 
 @dataclass(frozen=True, eq=True)
@@ -216,9 +262,9 @@ class Histogram(_KeyView):
     """Counts of values in bins ``[edges[i], edges[i + 1])`` (the last bin closed): here the per-record
     FPR of the naive threshold at one α, over all records."""
 
-    alpha: float
-    edges: tuple[float, ...]
-    counts: tuple[int, ...]
+    alpha: Annotated[float, Unit()]
+    edges: tuple[Annotated[float, Num(-1, 2)], ...]
+    counts: tuple[Annotated[int, Whole()], ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {"alpha": self.alpha, "edges": list(self.edges), "counts": list(self.counts)}
@@ -227,10 +273,13 @@ class Histogram(_KeyView):
     def from_dict(cls, doc: Mapping[str, Any]) -> Histogram:
         """Bins of per-record FPRs: two or more increasing edges in [-1, 2], one count ≥ 0 per bin."""
         d = Doc.of(doc)
-        edges = d.many("edges", number, low=-1, high=2)
+        found = read_fields(cls, d)
+        edges, counts = found["edges"], found["counts"]
         if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
             d.fail("edges", "must be two or more increasing numbers")
-        return cls(d.read("alpha", unit), edges, d.many("counts", whole, length=len(edges) - 1))
+        if len(counts) != len(edges) - 1:
+            d.fail("counts", f"must be a list of {len(edges) - 1} items, got {list(counts)!r}")
+        return cls(**found)
 
 
 @dataclass(frozen=True)
@@ -240,13 +289,13 @@ class MiaReport:
     :class:`Curve`) and ``fpr_histograms`` (one per α) feed the figures of the HTML report and are None
     when a saved document predates them. ``_repr_html_`` shows the report in a notebook."""
 
-    n_models: int
-    n_records: int
-    alphas: tuple[float, ...]
-    rows: tuple[AlphaResult, ...]
-    options: dict[str, Any]
-    diagnostics: dict[str, Any] = field(default_factory=dict)
-    curves: Mapping[str, Curve] | None = None
+    n_models: Annotated[int, Whole(minimum=1)]
+    n_records: Annotated[int, Whole(minimum=1)]
+    alphas: Annotated[tuple[Annotated[float, Unit()], ...], NONEMPTY]
+    rows: Annotated[tuple[AlphaResult, ...], Key("results")]  # each row holds its α, that of alphas
+    options: Annotated[dict[str, Any], _OPTIONS]
+    diagnostics: Annotated[dict[str, Any], _DIAGNOSTICS, REQUIRED] = field(default_factory=dict)
+    curves: Annotated[Mapping[str, Curve], Keys(RULES)] | None = None
     fpr_histograms: tuple[Histogram, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -267,22 +316,13 @@ class MiaReport:
         one or more α, one result per α (in their order), known rules, and the options and diagnostics
         the reports print, every field checked."""
         d = Doc.of(doc)
-        alphas, results = d.many("alphas", unit), d.docs("results")
+        alphas, results = d.many("alphas", Unit().read), d.docs("results")
         if not alphas or len(results) != len(alphas):
             d.fail("results", f"must hold one entry per α of alphas (one or more; {len(alphas)} here)")
         for a, r in zip(alphas, results):
-            if r.read("alpha", unit) != a:
+            if r.read("alpha", Unit().read) != a:
                 r.fail("alpha", f"is not the α of alphas, {a:g}")
-        curves = d.doc("curves", optional=True)
-        diagnostics = d.doc("diagnostics")
-        diagnostics.read("share_non_normal", rate)
-        diagnostics.read("min_n_out", whole, optional=True, minimum=None)
-        diagnostics.read("auc_naive", rate, optional=True)
-        return cls(d.read("n_models", whole, minimum=1), d.read("n_records", whole, minimum=1), alphas,
-                   tuple(AlphaResult.from_dict(a, r) for a, r in zip(alphas, results)), _options(d.doc("options")),
-                   dict(diagnostics),
-                   None if curves is None else {k: Curve.from_dict(curves.doc(_rule(curves, k))) for k in curves},
-                   d.objects("fpr_histograms", Histogram, optional=True))
+        return cls(**read_fields(cls, d))
 
     def __str__(self) -> str:
         """The plain-text report (:func:`dpaudit.report.text.render_mia`, through :mod:`dpaudit._views`)."""
@@ -294,37 +334,3 @@ class MiaReport:
         return render_view(self, "html")
 
 
-#: How a rule's FPR was obtained: measured on the targets, or the α its model promises.
-FPR_KINDS = ("realised", "nominal")
-
-
-def _rule(d: Doc, key: str) -> str:
-    """``key`` if it names a rule of :data:`dpaudit.mia.findings.RULES`, else refused at ``d``'s path."""
-    if key not in RULES:
-        d.fail(key, f"is not a rule: the rules are {', '.join(RULES)}")
-    return key
-
-
-_NULLABLE = frozenset({"seed", "train_size", "pool_size", "fpc_train_size"})
-
-
-def _options(o: Doc) -> dict[str, Any]:
-    """A report's options, checked where the reports read them: the level, FPC and threshold kind always,
-    the others when present (null only for the sizes and the seed, which a run may lack; the FPC's
-    training-set size is needed when the FPC is on and its source is named)."""
-    from dpaudit.mia.calibrate import SIGNS, THRESHOLD_KINDS
-
-    o.read("level", unit)
-    o.read("threshold", choice, choices=THRESHOLD_KINDS)
-    sized = o.read("fpc", flag) and "fpc_train_size_from" in o
-    o.read("fpc_train_size", number, optional=not sized, low=0)
-    checks: dict[str, tuple[Any, dict[str, Any]]] = {
-        "attack": (text, {}), "attack_options": (obj, {}), "sign": (choice, {"choices": SIGNS}), "strict": (flag, {}),
-        "location": (text, {}), "variance": (text, {}), "n_boot": (whole, {}), "seed": (whole, {"maximum": None}),
-        "delta": (number, {"low": 0, "high": 1, "high_open": True}), "train_size": (number, {"low": 0}),
-        "pool_size": (number, {"low": 0}), "fpc_train_size_from": (text, {}), "scores": (obj, {})}
-    for key, (check, options) in checks.items():
-        if key in o:
-            o.read(key, check, optional=key in _NULLABLE, **options)
-    o.many("n_in", whole, optional=True, length=2)
-    return dict(o)

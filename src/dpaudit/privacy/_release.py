@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from dpaudit._fields import Num, Pair, read_fields
 
 __all__ = ["Release", "exact_release"]
 
@@ -32,10 +35,10 @@ class Release:
     """
 
     value: float
-    epsilon: float | None
-    sensitivity: float
-    scale: float
-    interval: tuple[float, float]
+    epsilon: Annotated[float, Num(low=0, low_open=True)] | None
+    sensitivity: Annotated[float, Num(low=0)]
+    scale: Annotated[float, Num(low=0)]
+    interval: Annotated[tuple[float, float], Pair()]
     dp: bool
     mechanism: str
     reasons: tuple[str, ...] = field(default=())
@@ -52,14 +55,10 @@ class Release:
             "reasons": list(self.reasons),
         }
 
-
     @classmethod
-    def from_dict(cls, doc: dict[str, Any]) -> Release:
-        """The inverse of :meth:`to_dict`."""
-        return cls(value=float(doc["value"]), epsilon=None if doc["epsilon"] is None else float(doc["epsilon"]),
-                   sensitivity=float(doc["sensitivity"]), scale=float(doc["scale"]),
-                   interval=(float(doc["interval"][0]), float(doc["interval"][1])), dp=bool(doc["dp"]),
-                   mechanism=str(doc["mechanism"]), reasons=tuple(doc.get("reasons", ())))
+    def from_dict(cls, doc: Mapping[str, Any]) -> Release:
+        """The inverse of :meth:`to_dict`, every field checked (:func:`dpaudit._fields.read_fields`)."""
+        return cls(**read_fields(cls, doc))
 
 
 def exact_release(value: float, *, sensitivity: float) -> Release:
