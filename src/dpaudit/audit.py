@@ -17,9 +17,18 @@ from typing import Any
 
 from dpaudit._errors import DPAuditError, SchemaError
 from dpaudit._validation import positive
-from dpaudit.counts import check_counting, count_tables, infer_schema, open_frame
+from dpaudit.counting import (
+    DEFAULT_ENGINE,
+    Engine,
+    check_counting,
+    check_engine,
+    count_tables,
+    describe,
+    engine_of,
+    infer_schema,
+    open_frame,
+)
 from dpaudit.criteria import CriterionLike, parse_criteria
-from dpaudit.engines import DEFAULT_ENGINE, Engine, check_engine, describe, engine_of
 from dpaudit.measures import Measure, measure_from, option_fields, options_doc
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.privacy import Budget, exact_release, laplace_release
@@ -172,7 +181,7 @@ def audit(
     seed : int, optional
         Reproducible noise for tests only; voids the DP guarantee (the result says so).
     engine : str, default "duckdb"
-        Where the rows are counted: a name in :data:`dpaudit.engines.ENGINES` (``docs/engines.md``).
+        Where the rows are counted: a name in :data:`dpaudit.counting.ENGINES` (``docs/engines.md``).
         A frame native to a registered engine (a Spark DataFrame) is counted by that engine whatever
         the name. The registered engines:
 
@@ -330,7 +339,7 @@ def _budget_state(budget: Budget) -> BudgetState:
 def _onto(counter: Engine, data: Any, crits: Sequence[Any], schema: Schema | str | None) -> Any:
     """``data`` read or copied by ``counter`` (a path typed by the declared schema of the criteria's
     columns), after the criteria were checked against the data's columns: a bad criterion costs no copy."""
-    from dpaudit._frames import _declared_kinds
+    from dpaudit.counting.frames import _declared_kinds
 
     frame, keep_alive = open_frame(data)  # lazy: a file's header only
     try:

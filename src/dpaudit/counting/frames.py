@@ -13,17 +13,17 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dpaudit._datafiles import open_file
 from dpaudit._errors import DataError
 from dpaudit._io import plain
-from dpaudit.engines import engine_of
+from dpaudit.counting.engines import engine_of
+from dpaudit.counting.files import open_file
 from dpaudit.schema import Categorical, Domain, Schema, _is_missing
 
 
 def open_frame(data: Any, schema: Schema | None = None) -> tuple[Any, Any]:
     """Wrap ``data`` as a narwhals DataFrame (in memory) or LazyFrame (counted by its engine).
 
-    A CSV file's columns are read as the ``schema`` declares them (:func:`~dpaudit._datafiles.open_file`).
+    A CSV file's columns are read as the ``schema`` declares them (:func:`~dpaudit.counting.files.open_file`).
     Returns the frame and an object to keep alive while the frame is used (the DuckDB connection
     behind a file, or None).
     """
@@ -104,6 +104,6 @@ def infer_schema(data: Any, columns: Iterable[str] | None = None, *, missing_lab
 
 def _engine_names(frame: Any, columns: Sequence[str]) -> tuple[Any, dict[str, str]]:
     """The frame reduced to ``columns``, each renamed by position to ``__dpaudit_<i>``, and the new
-    name of each column, by the frame's engine (:meth:`dpaudit.engines.Engine.positional_columns`),
+    name of each column, by the frame's engine (:meth:`dpaudit.counting.Engine.positional_columns`),
     so no engine parses a column's name."""
     return engine_of(frame.to_native()).positional_columns(frame, columns)

@@ -41,10 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit._binning import _bin_expression
-from dpaudit._coding import _column_codes
 from dpaudit._errors import DataError
-from dpaudit._frames import _engine_names, distinct_values, infer_schema, open_frame
+from dpaudit.counting.encode import _bin_expression, _column_codes
+from dpaudit.counting.frames import _engine_names, distinct_values, infer_schema, open_frame
 from dpaudit.criteria import Criterion, check_columns
 from dpaudit.schema import Binned, Domain, Schema
 

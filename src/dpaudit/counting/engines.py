@@ -7,12 +7,12 @@ are (a PySpark DataFrame is counted by Spark whatever engine is named), else the
 engine that reads a path itself or copies a frame in (:meth:`Engine.copies`) receives the data only
 after the criteria were checked against the data's columns, so a bad criterion costs no copy.
 
-Counting itself (:mod:`dpaudit.counts`) is written once, on narwhals, for every engine; an engine
+Counting itself (:mod:`dpaudit.counting`) is written once, on narwhals, for every engine; an engine
 supplies only what narwhals does not: getting the data onto it (:meth:`Engine.to_frame`), turning
 its failures into one-line :class:`~dpaudit.DataError` messages (:meth:`Engine.errors`), and, if its
 column names are parsed, reaching columns by position (:meth:`Engine.positional_columns`). The
 default engine, ``"duckdb"``, takes the data as they are: a CSV/Parquet path is opened with DuckDB
-when counted (:func:`dpaudit._datafiles.open_file`), a frame is counted by its own library.
+when counted (:func:`dpaudit.counting.files.open_file`), a frame is counted by its own library.
 
 Adding an engine is one module defining a class that satisfies :class:`Engine` (subclass it for the
 defaults; its library imported only inside its methods) plus one entry in the registration below —
@@ -28,8 +28,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from dpaudit._errors import DataError
-from dpaudit._spark import SparkEngine
 from dpaudit._validation import one_of
+from dpaudit.counting.spark import SparkEngine
 
 __all__ = ["Engine", "DuckDBEngine", "ENGINES", "DEFAULT_ENGINE", "check_engine", "engine_of", "describe"]
 
@@ -61,7 +61,7 @@ class Engine(Protocol):
     def to_frame(self, data: Any, kinds: Mapping[str, str]) -> Any:
         """``data`` on this engine, as a frame narwhals wraps: a CSV/Parquet path read by the engine,
         each column in ``kinds`` typed as declared (``"text"`` or ``"integer"``, as
-        :func:`dpaudit._datafiles.open_file` types it), an in-memory frame or another engine's frame
+        :func:`dpaudit.counting.files.open_file` types it), an in-memory frame or another engine's frame
         copied in."""
         return data
 
