@@ -93,13 +93,14 @@ MEASURES = ("tvd", "tc", "repair")
 
 @pytest.fixture
 def counted(monkeypatch):
-    """The type of the data ``count_tables`` receives in each audit."""
+    """The type of the data ``count_tables`` receives in each audit: the native frame of the data the
+    audit opened once (``dpaudit.counting.Opened``)."""
     kinds: list[str] = []
     module = sys.modules["dpaudit.audit"]
     real = module.count_tables
 
     def spy(data, criteria, schema):
-        kinds.append(type(data).__name__)
+        kinds.append(type(data.frame.to_native()).__name__)
         return real(data, criteria, schema)
 
     monkeypatch.setattr(module, "count_tables", spy)

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError
-from dpaudit.schema import Binned, Categorical, Domain, _is_missing
+from dpaudit.counting.frames import Opened
+from dpaudit.schema import Binned, Categorical, Domain, Schema, _is_missing
 
 _MISSING_CODE = -2  # bin code of a missing entry in a binned column (below-range is -1)
 _CHAIN_BINS = 8  # bins compared one after the other; more are found by binary search
@@ -124,6 +125,17 @@ def _bin_expression(name: str, domain: Binned, dtype: Any) -> Any:
         missing = missing | col.is_nan()
     code = _bin_code(col.cast(nw.Float64), domain.edges, dtype.is_integer())
     return nw.when(missing).then(nw.lit(float(_MISSING_CODE), nw.Float64)).otherwise(code).cast(nw.Int32).alias(name)
+
+
+def engine_frame(opened: Opened, columns: Sequence[str], schema: Schema, dtypes: dict[str, Any]) -> tuple[Any, dict[str, str]]:
+    """The frame a lazy engine groups: ``columns`` reached by position (by the engine that counts it,
+    :meth:`dpaudit.counting.Engine.positional_columns`, so no engine parses a column's name), each
+    binned one as its bin code (:func:`_bin_expression`), and the new name of each column."""
+    frame, names = opened.engine.positional_columns(opened.frame, columns)
+    binned = [c for c in columns if isinstance(schema[c], Binned)]
+    if binned:
+        frame = frame.with_columns(*[_bin_expression(names[c], schema[c], dtypes[c]) for c in binned])  # type: ignore[arg-type]
+    return frame, names
 
 
 def _bin_codes(edges: Sequence[float], column: Any) -> np.ndarray:

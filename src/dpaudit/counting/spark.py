@@ -1,7 +1,7 @@
 """The Spark engine: the session, reading files with Spark, moving frames onto it.
 
 :class:`SparkEngine` is registered as ``"spark"`` in :data:`dpaudit.counting.ENGINES`. A PySpark
-DataFrame is a narwhals LazyFrame, grouped by Spark like any lazy frame (``counts._tally``), and only
+DataFrame is a narwhals LazyFrame, grouped by Spark like any lazy frame (``count._tally``), and only
 the grouped counts — at most one row per declared cell — are collected to the driver; Spark needs
 only its columns reached by position (:meth:`SparkEngine.positional_columns`).
 ``audit(path, ..., engine="spark")`` (``dpaudit fairness --engine spark FILE``) reads the file with
