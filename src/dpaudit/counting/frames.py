@@ -82,26 +82,27 @@ def open_data(data: Any, criteria: Sequence[Criterion] = (), schema: Schema | st
     declared = schema if isinstance(schema, Schema) else None
     kinds = declared_kinds(declared, [c for crit in criteria for c in crit.columns])
     if not counter.copies(data):
-        return Opened(*_frame(data, kinds, counter))
-    frame, _, keep_alive = _frame(data, {}, counter)  # lazy: a file's header only
+        frame, connection = _frame(data, kinds)
+        return Opened(frame, counter, connection)
+    header, connection = _frame(data, {})  # lazy: a file's header only
     try:
-        check_counting(criteria, frame.columns, declared)
+        check_counting(criteria, header.columns, declared)
     finally:
-        if keep_alive is not None:
-            keep_alive.close()
-    return Opened(*_frame(counter.to_frame(data, kinds), kinds, counter))
+        if connection is not None:
+            connection.close()
+    frame, connection = _frame(counter.to_frame(data, kinds), kinds)
+    return Opened(frame, counter, connection)
 
 
-def _frame(data: Any, kinds: dict[str, str], engine: Engine) -> tuple[Any, Engine, Any]:
-    """``data`` as a narwhals frame (a path opened with DuckDB, typed by ``kinds``), ``engine``, and
-    the DuckDB connection behind a file (None for a frame)."""
+def _frame(data: Any, kinds: dict[str, str]) -> tuple[Any, Any]:
+    """``data`` as a narwhals frame (a path opened with DuckDB, typed by ``kinds``) and the DuckDB
+    connection behind a file (None for a frame)."""
     import narwhals.stable.v2 as nw
 
     if isinstance(data, (str, Path)):
-        frame, connection = open_file(Path(data), kinds)
-        return frame, engine, connection
+        return open_file(Path(data), kinds)
     try:
-        return nw.from_native(data), engine, None
+        return nw.from_native(data), None
     except TypeError:
         raise DataError(
             f"cannot read data of type {type(data).__module__}.{type(data).__name__}; pass a pandas, "
