@@ -222,9 +222,9 @@ def reading_spy(monkeypatch):
 
     import sys
 
-    from dpaudit.engines import ENGINES
+    from dpaudit.counting import ENGINES
 
-    monkeypatch.setattr(sys.modules["dpaudit.counts"], "_tally", spy)
+    monkeypatch.setattr(sys.modules["dpaudit.counting.count"], "_tally", spy)
     for engine in ENGINES.values():
         monkeypatch.setattr(engine, "to_frame", spy)  # the registered instance: what audit() calls
     return calls

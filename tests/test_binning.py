@@ -1,9 +1,9 @@
 """Binning is exact: the compiled engine expression and the in-memory numpy path equal the
 comparison definition ``code = #{edges <= x} - 1`` (missing code for null/NaN) for every value.
 
-The expression (``_binning._bin_expression``: integer division on equally spaced edges, a chain or a
+The expression (``encode._bin_expression``: integer division on equally spaced edges, a chain or a
 binary search elsewhere) runs on pandas, polars, pyarrow and DuckDB through narwhals; the numpy path
-(``_binning._bin_codes``) on Arrow arrays. Hypothesis draws edges with equally spaced runs (integral
+(``encode._bin_codes``) on Arrow arrays. Hypothesis draws edges with equally spaced runs (integral
 and fractional widths), uneven edges and infinite ends, and values at, just below and just above
 every edge (one ulp away), between them, far outside, ±inf, NaN and null, as floats and as integers.
 """
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dpaudit import Binned, Categorical, Criterion, Schema, count_tables
-from dpaudit._binning import _MISSING_CODE, _bin_codes, _bin_expression, _equal_width_run
+from dpaudit.counting.encode import _MISSING_CODE, _bin_codes, _bin_expression, _equal_width_run
 
 nw = pytest.importorskip("narwhals.stable.v2")
 pa = pytest.importorskip("pyarrow")

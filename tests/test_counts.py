@@ -1,4 +1,4 @@
-"""Tests of dense count tables (dpaudit.counts) on every supported backend.
+"""Tests of dense count tables (dpaudit.counting) on every supported backend.
 
 Every counting test runs on the same pandas frame handed over as pandas, polars, pyarrow, a DuckDB
 relation, and CSV / Parquet files (paths as str), and must give identical results.

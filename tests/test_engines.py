@@ -1,6 +1,6 @@
 """A new counting engine is one module plus its registration: a toy engine defined in this file only
 (polars: a path scanned lazily by polars, a frame copied into a polars LazyFrame) is registered in
-``dpaudit.engines.ENGINES`` and then counts ``audit(..., engine="polars")`` and ``dpaudit fairness
+``dpaudit.counting.ENGINES`` and then counts ``audit(..., engine="polars")`` and ``dpaudit fairness
 --engine polars`` — with no other file of the package touched — giving the default engine's results."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from dpaudit import Binned, Categorical, DataError, DPAuditError, Schema, audit
 from dpaudit.cli import app
-from dpaudit.engines import DEFAULT_ENGINE, ENGINES, Engine, check_engine, describe, engine_of
+from dpaudit.counting import DEFAULT_ENGINE, ENGINES, Engine, check_engine, describe, engine_of
 
 pl = pytest.importorskip("polars")
 
@@ -93,13 +93,14 @@ MEASURES = ("tvd", "tc", "repair")
 
 @pytest.fixture
 def counted(monkeypatch):
-    """The type of the data ``count_tables`` receives in each audit."""
+    """The type of the data ``count_tables`` receives in each audit: the native frame of the data the
+    audit opened once (``dpaudit.counting.Opened``)."""
     kinds: list[str] = []
     module = sys.modules["dpaudit.audit"]
     real = module.count_tables
 
     def spy(data, criteria, schema):
-        kinds.append(type(data).__name__)
+        kinds.append(type(data.frame.to_native()).__name__)
         return real(data, criteria, schema)
 
     monkeypatch.setattr(module, "count_tables", spy)

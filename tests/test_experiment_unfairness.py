@@ -104,7 +104,7 @@ def test_model_features_and_group_codes(study, data_root):
     """Features leave out the outcome, identifiers and outcome-derived columns; the (A, P, O) cells the
     models' gaps are counted in are CountTable's (checked with two admissible columns)."""
     common, models = study["common"], study["models"]
-    from dpaudit.counts import count_tables
+    from dpaudit.counting import count_tables
     from dpaudit.criteria import Criterion
 
     frame, schema = common.load("compas-two-years", False)
@@ -135,7 +135,7 @@ def test_chunked_sum_equals_chunks_solved_one_by_one(study, data_root):
     """The `_chunk` admissible column is exactly the paper's procedure: count each 100-row chunk
     separately, solve it, add up."""
     common, chunked = study["common"], study["chunked"]
-    from dpaudit.counts import count_tables
+    from dpaudit.counting import count_tables
     from dpaudit.criteria import parse_criteria
     from dpaudit.measures import Repair
 

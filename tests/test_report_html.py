@@ -170,7 +170,7 @@ def test_md_maps_hold_every_cell_in_exact_mode_only(adult, exact_result, dp_resu
     maps = exact_result["tc"].details.cell_md
     assert [m.criterion for m in maps] == ADULT_CRITERIA
     frame, schema = adult
-    from dpaudit.counts import count_tables
+    from dpaudit.counting import count_tables
     from dpaudit.criteria import parse_criteria
 
     tables = count_tables(frame, parse_criteria(ADULT_CRITERIA), schema)

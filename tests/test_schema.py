@@ -12,7 +12,7 @@ import pytest
 
 from dpaudit import Binned, Categorical, Schema, SchemaError
 from dpaudit._errors import DPAuditError
-from dpaudit.counts import infer_schema
+from dpaudit.counting import infer_schema
 
 INF = float("inf")
 

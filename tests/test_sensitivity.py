@@ -31,7 +31,7 @@ MEASURE_OPTIONS = (
 
 
 def tables(rows: np.ndarray, sizes: tuple[int, ...], crit) -> np.ndarray:
-    """Dense (blocks, P, O) counts of one criterion — a plain oracle independent of dpaudit.counts."""
+    """Dense (blocks, P, O) counts of one criterion — a plain oracle independent of dpaudit.counting."""
     a_cols, p_cols, o_cols = crit
 
     def index(cols):

@@ -27,9 +27,10 @@ import pytest
 from typer.testing import CliRunner
 
 import dpaudit
-from dpaudit import Binned, Categorical, DataError, Schema, _spark, datasets
+from dpaudit import Binned, Categorical, DataError, Schema, datasets
 from dpaudit.cli import app
-from dpaudit.counts import count_tables, infer_schema
+from dpaudit.counting import count_tables, infer_schema
+from dpaudit.counting import spark as _spark
 from dpaudit.criteria import parse_criteria
 
 pytestmark = pytest.mark.spark

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from common import Config, criteria_of, figure, load, timed
 
-from dpaudit.counts import count_tables
+from dpaudit.counting import count_tables
 from dpaudit.criteria import Criterion, parse_criteria
 from dpaudit.measures import Repair
 from dpaudit.schema import Categorical, Schema

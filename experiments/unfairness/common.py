@@ -22,7 +22,7 @@ import numpy as np
 
 from dpaudit import datasets
 from dpaudit._io import atomic_open, atomic_write_text, to_jsonable
-from dpaudit.counts import CountTable, count_tables
+from dpaudit.counting import CountTable, count_tables
 from dpaudit.criteria import parse_criteria
 from dpaudit.measures import TVD, Measure, Repair, TopContribution
 

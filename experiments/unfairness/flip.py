@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from common import Config, figure
 
-from dpaudit.counts import count_tables
+from dpaudit.counting import count_tables
 from dpaudit.criteria import parse_criteria
 from dpaudit.datasets.synthetic.flip import FLIP_CRITERION, flip
 from dpaudit.measures import Repair, mutual_information, u_mi_tvd

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from common import Config, criteria_of, figure, load, measures
 
-from dpaudit.counts import count_tables
+from dpaudit.counting import count_tables
 from dpaudit.criteria import parse_criteria
 
 NAME = "runtime"

@@ -18,7 +18,7 @@ from dpaudit._errors import (
 )
 from dpaudit._version import __version__
 from dpaudit.audit import audit, repair_wcnf, split_budget
-from dpaudit.counts import CountTable, count_tables, infer_schema
+from dpaudit.counting import CountTable, count_tables, infer_schema
 from dpaudit.criteria import Criterion, parse_criteria
 from dpaudit.measures import MEASURES, TVD, Measure, Repair, TopContribution, mutual_information, u_mi_tvd
 from dpaudit.privacy import Budget, Release, exact_release, laplace_release

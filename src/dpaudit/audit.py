@@ -17,9 +17,8 @@ from typing import Any
 
 from dpaudit._errors import DPAuditError, SchemaError
 from dpaudit._validation import positive
-from dpaudit.counts import check_counting, count_tables, infer_schema, open_frame
+from dpaudit.counting import DEFAULT_ENGINE, check_engine, count_tables, describe, engine_of, infer_schema, open_data
 from dpaudit.criteria import CriterionLike, parse_criteria
-from dpaudit.engines import DEFAULT_ENGINE, Engine, check_engine, describe, engine_of
 from dpaudit.measures import Measure, measure_from, option_fields, options_doc
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.privacy import Budget, exact_release, laplace_release
@@ -172,7 +171,7 @@ def audit(
     seed : int, optional
         Reproducible noise for tests only; voids the DP guarantee (the result says so).
     engine : str, default "duckdb"
-        Where the rows are counted: a name in :data:`dpaudit.engines.ENGINES` (``docs/engines.md``).
+        Where the rows are counted: a name in :data:`dpaudit.counting.ENGINES` (``docs/engines.md``).
         A frame native to a registered engine (a Spark DataFrame) is counted by that engine whatever
         the name. The registered engines:
 
@@ -240,12 +239,13 @@ def audit(
     if not (isinstance(schema, Schema) or (isinstance(schema, str) and schema == "infer")):
         _resolve_schema(data, schema)  # no schema, or a wrong kind, is refused before the data are opened
     counter = engine_of(data, engine)
-    with counter.errors("the data"):
-        data = _onto(counter, data, crits, schema) if counter.copies(data) else data
-        resolved = _resolve_schema(data, schema)  # a wrong kind of schema is refused before it reads the data
+    # opened once (an engine that copies gets the data after the criteria were checked on the header);
+    # the schema is inferred from and the rows counted on that one opened frame
+    with counter.errors("the data"), open_data(data, crits, schema, counter) as opened:
+        resolved = _resolve_schema(opened, schema)
         if progress is not None:
             progress(f"counting rows for {len(crits)} criteria")
-        tables = count_tables(data, crits, resolved)
+        tables = count_tables(opened, crits, resolved)
     not_dp = ("domains were inferred from the data (infer_schema), which leaks which values occur",) if resolved.data_derived else ()
 
     n = tables[0].n
@@ -327,24 +327,6 @@ def _budget_state(budget: Budget) -> BudgetState:
                        None if path is None else os.fspath(path))
 
 
-def _onto(counter: Engine, data: Any, crits: Sequence[Any], schema: Schema | str | None) -> Any:
-    """``data`` read or copied by ``counter`` (a path typed by the declared schema of the criteria's
-    columns), after the criteria were checked against the data's columns: a bad criterion costs no copy."""
-    from dpaudit._frames import _declared_kinds
-
-    frame, keep_alive = open_frame(data)  # lazy: a file's header only
-    try:
-        check_counting(crits, frame.columns, schema if isinstance(schema, Schema) else None)
-    finally:
-        if keep_alive is not None:
-            keep_alive.close()
-    kinds = {}
-    if isinstance(schema, Schema):
-        needed = {c for crit in crits for c in crit.columns}
-        kinds = _declared_kinds(Schema({c: d for c, d in schema.columns.items() if c in needed}))
-    return counter.to_frame(data, kinds)
-
-
 def repair_wcnf(
     data: Any,
     criteria: CriterionLike | Iterable[CriterionLike],
@@ -369,7 +351,10 @@ def repair_wcnf(
     semantics, max_clauses = check_wcnf_options(semantics, max_clauses)
     if path is not None:
         check_writable(path)
-    tables = count_tables(data, crits, _resolve_schema(data, schema))
+    if not (isinstance(schema, Schema) or (isinstance(schema, str) and schema == "infer")):
+        _resolve_schema(data, schema)  # no schema, or a wrong kind, is refused before the data are opened
+    with open_data(data, crits, schema) as opened:  # once, for inferring the domains and counting
+        tables = count_tables(opened, crits, _resolve_schema(opened, schema))
     text = _encode(tables, semantics, max_clauses=max_clauses)
     if path is not None:
         atomic_write_text(path, text)

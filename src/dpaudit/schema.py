@@ -6,7 +6,7 @@ declares, per column, either a finite list of categorical values (:class:`Catego
 for a numeric column (:class:`Binned`). Count tables are indexed by these domains, so empty cells of
 the declared domain are present (with count 0) and nothing about the domain depends on the data.
 
-:func:`dpaudit.counts.infer_schema` builds a schema from the data for convenience; such a schema
+:func:`dpaudit.counting.infer_schema` builds a schema from the data for convenience; such a schema
 is marked ``data_derived=True`` and every release computed with it says ``"dp": false`` and why.
 """
 
@@ -237,7 +237,7 @@ class Schema:
     ----------
     columns : mapping of str to Categorical or Binned
     data_derived : bool, default False
-        True when the domains were read off the data (:func:`dpaudit.counts.infer_schema`): releases computed with such a
+        True when the domains were read off the data (:func:`dpaudit.counting.infer_schema`): releases computed with such a
         schema are not differentially private and say so.
 
     Examples

@@ -83,7 +83,7 @@ def test_bad_file_is_a_dpaudit_error_in_python(tmp_path, name, content, fragment
 
 
 #: The malformed CSV files that ``mia train --data`` (pandas) refuses in the words of fairness DATA (DuckDB):
-#: both readers go through the checks of dpaudit._datafiles.
+#: both readers go through the checks of dpaudit.counting.files.
 SHARED_WITH_MIA = ("empty.csv", "ragged.csv", "ragged_long.csv", "bad_quote.csv", "dup_header.csv", "latin1.csv",
                    "header_only.csv", "header_only_gz.csv.gz")
 
@@ -147,7 +147,7 @@ def test_binned_column_holding_text_is_refused():
 def test_a_table_too_large_for_memory_is_refused_before_counting(monkeypatch):
     big = Schema({"a": Categorical(list(range(20_000))), "b": Categorical(list(range(20_000)))})
     reads = []
-    monkeypatch.setattr("dpaudit.counts._tally", lambda *a, **k: reads.append(a))
+    monkeypatch.setattr("dpaudit.counting.count._tally", lambda *a, **k: reads.append(a))
     with pytest.raises(DataError, match=r"spans 400,000,000 cells \(a 20,000 × b 20,000\), more than the limit"):
         audit(pd.DataFrame({"a": [0], "b": [0]}), "a ⊥ b", schema=big)
     assert reads == []

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import dpaudit.selfcheck as sc
 from dpaudit import DPAuditError
-from dpaudit.counts import count_tables
+from dpaudit.counting import count_tables
 from dpaudit.criteria import Criterion
 from dpaudit.privacy import laplace_release, noisy_top_k
 from dpaudit.privacy._mechanisms import laplace_draws, noisy_top_k_draws

@@ -10,7 +10,7 @@ import typer
 
 from dpaudit._errors import DPAuditError
 from dpaudit.cli._app import Saves, app, fail, output_path, save_option, spinner, user_errors, write_json, wrote
-from dpaudit.engines import DEFAULT_ENGINE, check_engine, describe
+from dpaudit.counting import DEFAULT_ENGINE, check_engine, describe
 from dpaudit.measures import MEASURES, Repair, TopContribution
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.measures.contribution import DEFAULT_NAME_CELLS

@@ -8,7 +8,7 @@ registration: its class in the tuple below, or :func:`register` (``with register
 while). Options, the command line's ``--option``, the JSON round trip, the reports and the
 self-check then take it from the registry, and the shared invariance and sensitivity tests
 (``tests/test_measure_properties.py``, ``tests/test_sensitivity.py``) cover it. Measures never read
-rows; they take the dense tables of :mod:`dpaudit.counts`.
+rows; they take the dense tables of :mod:`dpaudit.counting`.
 """
 
 from __future__ import annotations

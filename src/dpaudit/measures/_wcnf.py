@@ -331,7 +331,7 @@ def repair_wcnf(tables: Sequence[Any], semantics: str, *, max_clauses: int = MAX
 
     Parameters
     ----------
-    tables : sequence of dpaudit.counts.CountTable
+    tables : sequence of dpaudit.counting.CountTable
         Count tables (``.counts`` of shape (blocks, P, O), ``.criterion``, ``.cell_labels``).
     semantics : {'bag', 'set'}
     max_clauses : int, default 50,000,000

@@ -68,10 +68,10 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit._datafiles import file_kind
 from dpaudit._errors import DataError
 from dpaudit._io import atomic_open
 from dpaudit._validation import whole_number
+from dpaudit.counting.files import file_kind
 from dpaudit.mia._score_checks import (
     MAX_ABS_SCORE,
     MIN_FIT_MODELS,

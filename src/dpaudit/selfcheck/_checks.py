@@ -81,7 +81,7 @@ def _split_checks(draws: int, level: float, rng: np.random.Generator,
                   broken: bool) -> tuple[list[CheckResult], dict[str, Any]]:
     """The audit of two measures with a split: each release against its share, and all of them jointly."""
     from dpaudit.audit import audit
-    from dpaudit.counts import count_tables
+    from dpaudit.counting import count_tables
     from dpaudit.privacy import Budget
 
     pair = split_pair()

@@ -13,7 +13,7 @@ every feature (categorical: one-hot encoded; numeric: standardised). Two sources
   are refused) or, without one, inferred from the column types (numbers → numeric, anything else →
   categorical; the run records that it was inferred).
 
-A file is checked as ``dpaudit fairness`` checks its DATA (:mod:`dpaudit._datafiles`): a directory,
+A file is checked as ``dpaudit fairness`` checks its DATA (:mod:`dpaudit.counting.files`): a directory,
 a pipe or a device is named as such; a CSV header that names a column twice, a row whose field count
 differs from the header's, and bytes that are not UTF-8 are refused. Every source refuses nested
 values (Parquet structs and lists, Python lists or dicts in a column), and numeric features that are
@@ -323,7 +323,7 @@ def _refuse_empty_or_repeated(frame: Any, where: str) -> None:
 def _read(path: Path, schema: Any) -> Any:
     import pandas as pd
 
-    from dpaudit._datafiles import refuse_ragged_rows, refuse_repeated_header, require_file
+    from dpaudit.counting.files import refuse_ragged_rows, refuse_repeated_header, require_file
 
     require_file(path, what="data file", hint="pass a CSV or Parquet file (--data FILE)")
     suffixes = [s.lower() for s in path.suffixes]

@@ -80,8 +80,8 @@ def save_score(out: Path, m: int, row: np.ndarray, pool_size: int) -> None:
 
 
 def check_run_size(n_models: int, pool_size: int) -> None:
-    """Refuse a run whose M × N+ score and keep matrices exceed the cell limit (:func:`dpaudit.counts.max_cells`)."""
-    from dpaudit.counts import max_cells
+    """Refuse a run whose M × N+ score and keep matrices exceed the cell limit (:func:`dpaudit.counting.max_cells`)."""
+    from dpaudit.counting import max_cells
 
     limit = max_cells()
     if n_models * pool_size > limit:

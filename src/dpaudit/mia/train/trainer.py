@@ -218,7 +218,7 @@ def train_run(
         needs an even pool, so an odd number of rows leaves one random row out — :func:`default_pool`).
         An odd ``pool_size`` under the efficient design is refused (every model would train on
         N+/2 records on average, a half record more than the declared N = ⌊N+/2⌋). M × N+ (one
-        score each) must not exceed the cell limit of :func:`dpaudit.counts.max_cells`
+        score each) must not exceed the cell limit of :func:`dpaudit.counting.max_cells`
         (``DPAUDIT_MAX_CELLS``, default 10⁸).
     train_size : int, optional
         N, the expected training-set size. The efficient design fixes N = N+ // 2; the Poisson design

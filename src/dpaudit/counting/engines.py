@@ -3,21 +3,24 @@
 :data:`ENGINES` maps a name to an :class:`Engine`. ``audit(data, ..., engine=name)`` and ``dpaudit
 fairness --engine NAME`` accept any registered name (:func:`check_engine`, before anything is read or
 started). The data are then counted by :func:`engine_of`: the engine whose native frame they already
-are (a PySpark DataFrame is counted by Spark whatever engine is named), else the engine named. An
-engine that reads a path itself or copies a frame in (:meth:`Engine.copies`) receives the data only
-after the criteria were checked against the data's columns, so a bad criterion costs no copy.
+are (a PySpark DataFrame is counted by Spark whatever engine is named), else the engine named. It is
+chosen once, when the input is opened (:func:`dpaudit.counting.frames.open_data`), and carried with
+the opened frame to every later step. An engine that reads a path itself or copies a frame in
+(:meth:`Engine.copies`) receives the data only after the criteria were checked against the data's
+columns, so a bad criterion costs no copy.
 
-Counting itself (:mod:`dpaudit.counts`) is written once, on narwhals, for every engine; an engine
-supplies only what narwhals does not: getting the data onto it (:meth:`Engine.to_frame`), turning
-its failures into one-line :class:`~dpaudit.DataError` messages (:meth:`Engine.errors`), and, if its
-column names are parsed, reaching columns by position (:meth:`Engine.positional_columns`). The
-default engine, ``"duckdb"``, takes the data as they are: a CSV/Parquet path is opened with DuckDB
-when counted (:func:`dpaudit._datafiles.open_file`), a frame is counted by its own library.
+Encoding and counting (:mod:`dpaudit.counting.encode`, :mod:`dpaudit.counting.count`) are written
+once, on narwhals, for every engine; an engine supplies only what narwhals does not: getting the data
+onto it (:meth:`Engine.to_frame`), turning its failures into one-line :class:`~dpaudit.DataError`
+messages (:meth:`Engine.errors`), and, if its column names are parsed, reaching columns by position
+(:meth:`Engine.positional_columns`). The default engine, ``"duckdb"``, takes the data as they are: a
+CSV/Parquet path is opened with DuckDB (:func:`dpaudit.counting.files.open_file`), a frame is counted
+by its own library.
 
 Adding an engine is one module defining a class that satisfies :class:`Engine` (subclass it for the
 defaults; its library imported only inside its methods) plus one entry in the registration below —
 ``tests/test_engines.py`` adds one from the test file alone. ``docs/engines.md`` describes the
-registered engines.
+registered engines. The protocol is the only thing the rest of the pipeline knows of an engine.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from dpaudit._errors import DataError
-from dpaudit._spark import SparkEngine
 from dpaudit._validation import one_of
+from dpaudit.counting.spark import SparkEngine
 
 __all__ = ["Engine", "DuckDBEngine", "ENGINES", "DEFAULT_ENGINE", "check_engine", "engine_of", "describe"]
 
@@ -61,7 +64,7 @@ class Engine(Protocol):
     def to_frame(self, data: Any, kinds: Mapping[str, str]) -> Any:
         """``data`` on this engine, as a frame narwhals wraps: a CSV/Parquet path read by the engine,
         each column in ``kinds`` typed as declared (``"text"`` or ``"integer"``, as
-        :func:`dpaudit._datafiles.open_file` types it), an in-memory frame or another engine's frame
+        :func:`dpaudit.counting.files.open_file` types it), an in-memory frame or another engine's frame
         copied in."""
         return data
 

@@ -1,7 +1,7 @@
 """The Spark engine: the session, reading files with Spark, moving frames onto it.
 
-:class:`SparkEngine` is registered as ``"spark"`` in :data:`dpaudit.engines.ENGINES`. A PySpark
-DataFrame is a narwhals LazyFrame, grouped by Spark like any lazy frame (``counts._tally``), and only
+:class:`SparkEngine` is registered as ``"spark"`` in :data:`dpaudit.counting.ENGINES`. A PySpark
+DataFrame is a narwhals LazyFrame, grouped by Spark like any lazy frame (``count._tally``), and only
 the grouped counts — at most one row per declared cell — are collected to the driver; Spark needs
 only its columns reached by position (:meth:`SparkEngine.positional_columns`).
 ``audit(path, ..., engine="spark")`` (``dpaudit fairness --engine spark FILE``) reads the file with
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit._errors import DataError
+from dpaudit.counting.files import open_file
 
 __all__ = ["SparkEngine", "MASTER_ENV", "session", "is_spark_frame", "read_file", "spark_errors"]
 
@@ -32,10 +33,10 @@ INSTALL = "pip install 'dpaudit[spark]'"
 
 
 class SparkEngine:
-    """Counting on Spark (:data:`dpaudit.engines.ENGINES` ``"spark"``): a path is read by Spark, a
+    """Counting on Spark (:data:`dpaudit.counting.ENGINES` ``"spark"``): a path is read by Spark, a
     frame is copied to it through Arrow, a Spark DataFrame is counted where it is.
 
-    It satisfies the :class:`dpaudit.engines.Engine` protocol structurally (mypy checks it at the
+    It satisfies the :class:`dpaudit.counting.Engine` protocol structurally (mypy checks it at the
     registration) rather than subclassing it, because the registry imports this module."""
 
     name = "spark"
@@ -190,15 +191,13 @@ def _spark_type(duckdb_type: str) -> Any:
 def read_file(path: Path, kinds: Mapping[str, str] | None = None) -> Any:
     """A PySpark DataFrame over the CSV/Parquet file at ``path``, typed as the DuckDB reader types it.
 
-    The file is first opened with :func:`dpaudit._datafiles.open_file`, which refuses what it
+    The file is first opened with :func:`dpaudit.counting.files.open_file`, which refuses what it
     refuses (no such file, empty, malformed header or rows, not UTF-8) and gives each CSV column the
     type the schema and DuckDB's sniffer agree on (a declared text column stays text). Spark then
     reads the CSV with exactly those types and the sniffed dialect, failing on any value that does
     not parse (``mode=FAILFAST``) instead of counting it as missing; a Parquet file is read with its
     own types. The path must be readable by every executor (a shared file system on a cluster).
     """
-    from dpaudit._datafiles import open_file
-
     spark = session()
     frame, con = open_file(path, kinds)  # DataError for a path or file the DuckDB reader refuses
     try:

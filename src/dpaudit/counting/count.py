@@ -1,4 +1,4 @@
-"""Count tables: the only step that reads rows.
+"""Counting: the last step of the pipeline, the only one that reads the rows' values.
 
 A criterion φ = (P, O, A) needs the counts of every cell of A ∪ P ∪ O. All criteria of one call are
 counted in **one pass over the data** (issue 14), and the tables of the criteria are then
@@ -18,45 +18,45 @@ marginalised from it in numpy:
   as many rows as the data).
 
 Numeric columns declared :class:`~dpaudit.schema.Binned` are binned before grouping, inside the
-engine, by :func:`~dpaudit._binning._bin_expression`: integer division where the edges are equally spaced, a chain or
-binary search of comparisons elsewhere, always equal to ``#{edges <= x} - 1``. The counts are placed
-into a dense ``int64`` array of shape ``(n_blocks, n_protected, n_outcome)`` indexed by the schema's
-domains: blocks are the cells of A (one block when A is empty), rows the cells of P, columns the
-cells of O. Measures only ever see these arrays.
+engine (:func:`~dpaudit.counting.encode.engine_frame`): integer division where the edges are equally
+spaced, a chain or binary search of comparisons elsewhere, always equal to ``#{edges <= x} - 1``.
+The counts are placed into a dense ``int64`` array of shape ``(n_blocks, n_protected, n_outcome)``
+indexed by the schema's domains: blocks are the cells of A (one block when A is empty), rows the
+cells of P, columns the cells of O. Measures only ever see these arrays.
 
-The steps live in their own modules: opening frames and inferring domains in
-:mod:`dpaudit._frames`, binning in :mod:`dpaudit._binning`, values to domain codes in
-:mod:`dpaudit._coding`; this module plans the pass and assembles the tables.
+The input is opened by :func:`~dpaudit.counting.frames.open_data` (an audit opens it once and
+passes the :class:`~dpaudit.counting.frames.Opened` to :func:`infer_schema` and
+:func:`count_tables`; given anything else, they open it themselves); the values become domain
+codes in :mod:`dpaudit.counting.encode`; this module plans the pass and assembles the tables, and
+reads domains off the data (:func:`infer_schema`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dpaudit._binning import _bin_expression
-from dpaudit._coding import _column_codes
 from dpaudit._errors import DataError
-from dpaudit._frames import _engine_names, distinct_values, infer_schema, open_frame
-from dpaudit.criteria import Criterion, check_columns
-from dpaudit.schema import Binned, Domain, Schema
+from dpaudit._io import plain
+from dpaudit.counting.checks import check_counting
+from dpaudit.counting.encode import _column_codes, engine_frame
+from dpaudit.counting.frames import Opened, open_data
+from dpaudit.criteria import Criterion
+from dpaudit.schema import Binned, Categorical, Domain, Schema, _is_missing
 
-__all__ = ["CountTable", "count_tables", "open_frame", "distinct_values", "infer_schema"]
+__all__ = ["CountTable", "count_tables", "distinct_values", "infer_schema", "UNION_MAX_CELLS"]
 
 _COUNT = "__dpaudit_count__"
-DEFAULT_MAX_CELLS = 100_000_000
 #: The largest union of columns (product of the declared domain sizes) a lazy engine groups in one
 #: query: its grouped result has at most this many rows (about 200 MB for six columns and the
 #: count, fetched as 8-byte numbers). Beyond it every distinct column set is grouped on its own,
-#: each bounded by its criterion's cells (:func:`max_cells`). The census-like table's four criteria
-#: span 1.8 million union cells, Adult's 31,680.
+#: each bounded by its criterion's cells (:func:`~dpaudit.counting.checks.max_cells`). The
+#: census-like table's four criteria span 1.8 million union cells, Adult's 31,680.
 UNION_MAX_CELLS = 1 << 22
 
 
@@ -129,45 +129,6 @@ class CountTable:
         return self._labels(self.criterion.outcome)
 
 
-def max_cells() -> int:
-    """The most cells one count table may have: ``DPAUDIT_MAX_CELLS``, by default 100 million
-    (a table of 8-byte counts, plus the measures' working copies, then fits in a few GB)."""
-    raw = os.environ.get("DPAUDIT_MAX_CELLS", "")
-    if not raw:
-        return DEFAULT_MAX_CELLS
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise DataError(f"DPAUDIT_MAX_CELLS must be a positive integer, got {raw!r}")
-    return value
-
-
-def _refuse_huge_tables(criteria: Sequence[Criterion], schema: Schema) -> None:
-    """DataError, before any row is read, for a criterion whose declared domains multiply to more
-    cells than :func:`max_cells`."""
-    limit = max_cells()
-    for crit in criteria:
-        cells = math.prod(schema[c].size for c in crit.columns)
-        if cells > limit:
-            sizes = " × ".join(f"{c} {schema[c].size:,}" for c in crit.columns)
-            raise DataError(
-                f"criterion {crit} spans {cells:,} cells ({sizes}), more than the limit of {limit:,}; "
-                "declare coarser domains (fewer categories or bins) or raise DPAUDIT_MAX_CELLS"
-            )
-
-
-def check_counting(criteria: Sequence[Criterion], columns: Sequence[str], schema: Schema | None) -> None:
-    """What :func:`count_tables` checks before it reads a row: every column of the criteria is among
-    the data's ``columns`` and declared by ``schema`` (when given), and no criterion's table would
-    exceed :func:`max_cells`."""
-    check_columns(criteria, columns)
-    if schema is not None:
-        schema.require(list(dict.fromkeys(c for crit in criteria for c in crit.columns)))
-        _refuse_huge_tables(criteria, schema)
-
-
 def _series(frame: Any, columns: Sequence[str]) -> dict[str, Any] | None:
     """Each of ``columns`` of an in-memory frame as a narwhals Series, fetched once (a pandas column
     lookup costs more than coding a small column); None for a lazy frame."""
@@ -213,7 +174,9 @@ def count_tables(data: Any, criteria: Sequence[Criterion], schema: Schema) -> li
 
     Parameters
     ----------
-    data : pandas/polars/pyarrow frame, DuckDB relation, or path to a CSV/Parquet file
+    data : Opened, pandas/polars/pyarrow frame, DuckDB relation, Spark DataFrame, or CSV/Parquet path
+        Data already opened (:func:`~dpaudit.counting.frames.open_data`) are counted as they are;
+        anything else is opened here, a file's declared columns typed as ``schema`` declares them.
     criteria : sequence of Criterion
     schema : Schema
         Declares the domain of every column the criteria use.
@@ -238,14 +201,14 @@ def count_tables(data: Any, criteria: Sequence[Criterion], schema: Schema) -> li
     [[[0, 1], [1, 1]]]
     """
     needed = list(dict.fromkeys(c for crit in criteria for c in crit.columns))
-    declared = Schema({c: schema[c] for c in needed if c in schema}) if isinstance(data, (str, Path)) else None
-    frame, keep_alive = open_frame(data, declared)  # a file's columns are read as declared
+    opened = data if isinstance(data, Opened) else open_data(data, criteria, schema)
     try:  # files are opened lazily: nothing before _tally reads a row
-        check_counting(criteria, frame.columns, schema)
+        check_counting(criteria, opened.frame.columns, schema)
         if not criteria:
             return []
-        series = _series(frame, needed)
-        tallies = _tally(frame, criteria, schema, _check_types(_dtypes(frame, needed, series), schema, needed), series)
+        series = _series(opened.frame, needed)
+        dtypes = _check_types(_dtypes(opened.frame, needed, series), schema, needed)
+        tallies = _tally(opened, criteria, schema, dtypes, series)
         tables = []
         for crit in criteria:
             tally = next(t for t in tallies if set(crit.columns) <= set(t.columns))
@@ -255,8 +218,8 @@ def count_tables(data: Any, criteria: Sequence[Criterion], schema: Schema) -> li
             tables.append(CountTable(crit, counts.reshape(n_a, n_p, n_o), tuple(schema[c] for c in crit.columns)))
         return tables
     finally:
-        if keep_alive is not None:
-            keep_alive.close()
+        if opened is not data:  # opened here: closed here
+            opened.close()
 
 
 @dataclass(eq=False)
@@ -296,10 +259,12 @@ class _Tally:
         return counted if self.weights is None else np.rint(counted).astype(np.int64)
 
 
-def _tally(frame: Any, criteria: Sequence[Criterion], schema: Schema, dtypes: dict[str, Any],
+def _tally(opened: Opened, criteria: Sequence[Criterion], schema: Schema, dtypes: dict[str, Any],
            series: dict[str, Any] | None) -> list[_Tally]:
     """Read the rows, once: the codes of every column the criteria use (see the module docstring);
-    ``series``: an in-memory frame's columns (:func:`_series`), None for a lazy frame.
+    ``series``: an in-memory frame's columns (:func:`_series`), None for a lazy frame, which its
+    engine groups (:func:`~dpaudit.counting.encode.engine_frame`: the columns reached by position,
+    the binned ones as bin codes).
 
     Columns are coded in the order a DataError names them: criterion by criterion, each
     criterion's columns sorted by name.
@@ -312,10 +277,7 @@ def _tally(frame: Any, criteria: Sequence[Criterion], schema: Schema, dtypes: di
         codes = {c: _column_codes(c, schema[c], series[c], dtypes[c], None, raw_numbers=True)
                  for c in order}
         return [_Tally(order, codes, None, sizes)]
-    frame, names = _engine_names(frame, order)
-    binned = [c for c in order if isinstance(schema[c], Binned)]
-    if binned:
-        frame = frame.with_columns(*[_bin_expression(names[c], schema[c], dtypes[c]) for c in binned])  # type: ignore[arg-type]
+    frame, names = engine_frame(opened, order, schema, dtypes)
     if math.prod(sizes.values()) <= UNION_MAX_CELLS:
         groups = [order]
     else:
@@ -342,3 +304,52 @@ def _group(frame: Any, columns: tuple[str, ...], schema: Schema, dtypes: dict[st
     codes = {c: _column_codes(c, schema[c], grouped.get_column(names[c]), dtypes[c], weights, raw_numbers=False)
              for c in columns}
     return _Tally(columns, codes, weights, {c: sizes[c] for c in columns})
+
+
+def distinct_values(data: Any, columns: Sequence[str] | None = None) -> dict[str, list[Any]]:
+    """Distinct values of each column (including missing ones), computed by the data's engine;
+    ``data`` opened (:func:`~dpaudit.counting.frames.open_data`) or anything it opens."""
+    opened = data if isinstance(data, Opened) else open_data(data)
+    try:
+        available = list(opened.frame.collect_schema().names())
+        columns = available if columns is None else list(columns)
+        absent = [c for c in columns if c not in available]
+        if absent:
+            raise DataError(f"unknown column(s) {', '.join(map(repr, absent))}; the data have: {', '.join(available)}")
+        frame, names = opened.engine.positional_columns(opened.frame, columns)
+        out: dict[str, list[Any]] = {}
+        for col in columns:
+            uniq = frame.select(names[col]).unique()
+            uniq = uniq.collect() if hasattr(uniq, "collect") else uniq
+            out[col] = uniq.get_column(names[col]).to_list()
+        return out
+    finally:
+        if opened is not data:
+            opened.close()
+
+
+def infer_schema(data: Any, columns: Iterable[str] | None = None, *, missing_label: str = "Missing") -> Schema:
+    """Read categorical domains off the data (every distinct value becomes a category).
+
+    The result has ``data_derived=True``: it leaks which values occur, so releases computed with it
+    are **not** differentially private and say so. Missing entries become ``missing_label``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> infer_schema(pd.DataFrame({"a": ["y", "x", None]}))["a"]
+    Categorical(values=('x', 'y', 'Missing'), missing='Missing')
+    """
+    found = distinct_values(data, None if columns is None else list(columns))
+    doms: dict[str, Domain] = {}
+    for name, values in found.items():
+        present = [v for v in values if not _is_missing(v)]
+        has_missing = len(present) != len(values)
+        try:
+            present.sort()
+        except TypeError:
+            present.sort(key=repr)
+        if has_missing and missing_label not in present:
+            present.append(missing_label)
+        doms[name] = Categorical(tuple(plain(v) for v in present), missing=missing_label if has_missing else None)
+    return Schema(doms, data_derived=True, source="inferred from the data")

@@ -1,0 +1,33 @@
+"""Reading and counting: the only package that sees rows, as one pipeline — open → encode → count.
+
+Each module imports only the modules before it in this order (none goes back up):
+
+* ``files``   — CSV/Parquet files opened with DuckDB, typed by the schema; malformed files refused
+  (the path and CSV checks also serve the readers of ``dpaudit mia``).
+* ``checks``  — what is checked before a row is read: the criteria's columns, the cell limit.
+* ``spark``   — the Spark engine: its session, reading a file with Spark, moving a frame onto it.
+* ``engines`` — the :class:`Engine` protocol (the one seam for a new engine) and the registry
+  :data:`ENGINES`.
+* ``frames``  — :func:`open_data`: the input opened **once**, as an :class:`Opened` (a narwhals
+  frame, the engine that counts it, what to keep alive); every later step takes it as it is.
+* ``encode``  — values to domain codes: binning by the declared edges (in the engine and in numpy),
+  categorical values by Arrow kernels and lookup tables; values outside the domain refused.
+* ``count``   — :func:`count_tables` (all criteria in one pass, one dense :class:`CountTable` each)
+  and :func:`infer_schema` (domains read off the data, never DP).
+
+``audit(data, ...)`` calls :func:`open_data` once and hands the :class:`Opened` to
+:func:`infer_schema` (``schema="infer"``) and :func:`count_tables`; called on their own, those two
+open what they are given.
+"""
+
+from dpaudit.counting.checks import check_counting, max_cells
+from dpaudit.counting.count import UNION_MAX_CELLS, CountTable, count_tables, distinct_values, infer_schema
+from dpaudit.counting.engines import DEFAULT_ENGINE, ENGINES, DuckDBEngine, Engine, check_engine, describe, engine_of
+from dpaudit.counting.frames import Opened, declared_kinds, open_data
+
+__all__ = [
+    "CountTable", "count_tables", "infer_schema", "distinct_values", "UNION_MAX_CELLS",
+    "check_counting", "max_cells",
+    "Opened", "open_data", "declared_kinds",
+    "Engine", "DuckDBEngine", "ENGINES", "DEFAULT_ENGINE", "check_engine", "engine_of", "describe",
+]
