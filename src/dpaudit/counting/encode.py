@@ -32,6 +32,7 @@ _MISSING_CODE = -2  # bin code of a missing entry in a binned column (below-rang
 _CHAIN_BINS = 8  # bins compared one after the other; more are found by binary search
 _MIN_RUN_BINS = 3  # equally spaced bins worth an integer division
 _EXACT_INT = 2.0**52  # integers and edges below this are exact doubles, and so is x - edge
+_EXACT_RUN = 2.0**49  # an integer run this short is binned by one division without correction (_bin_code)
 
 
 def _equal_width_run(edges: Sequence[float]) -> tuple[int, int, float] | None:
@@ -61,9 +62,12 @@ def _bin_code(x: Any, edges: Sequence[float], integral: bool) -> Any:
     definition (and every engine's ``x >= edge``) makes. Compiled to the cheapest exact form:
 
     * the longest run of equally spaced finite edges ``e_a + i·w`` (i = 0..m) becomes one division,
-      ``q = floor((x − e_a) / w)``. For an integer column with integral edges and width below 2^52
-      it is exact as it stands: ``x − e_a`` is an exact integer and the quotient of two integers
-      below 2^53 cannot round across an integer. For other columns ``x − e_a`` may round (x = −1e−20,
+      ``q = floor((x − e_a) / w)``. For an integer column with integral edges and a run shorter than
+      2^49 it is exact as ``floor((x − e_a + 1/2) / w)``: ``d + 1/2`` (d = x − e_a) is exact, its true
+      quotient lies at least ``1/(2w)`` from every integer, and the engine's quotient — a rounded
+      division, or polars' multiplication by the rounded ``1/w`` (147/49 gives 2.9999999999999996
+      there) — is off by at most ``(d/w + 1)·2^−51``, below ``1/(2w)`` for d, w < 2^49. For other
+      columns ``x − e_a`` may round (x = −1e−20,
       e_a = −5, w = 1 gives 5.0, not 4.99…), so ``q`` is clipped to [0, m−1] and moved by one where
       ``x < e_a + q·w`` or ``x >= e_a + (q+1)·w`` — the declared edges, since the run was checked to
       be exactly ``e_a + i·w`` in floating point; the rounding error of ``q`` is far below one
@@ -81,9 +85,11 @@ def _bin_code(x: Any, edges: Sequence[float], integral: bool) -> Any:
         return nw.lit(float(value), nw.Float64)
 
     def division(a: int, b: int, width: float) -> Any:  # x in [edges[a], edges[b])
-        q = ((x - lit(edges[a])) / lit(width)).floor()
-        if integral and width.is_integer() and all(abs(edges[i]) <= _EXACT_INT for i in (a, b)) and edges[a].is_integer():
+        if (integral and width.is_integer() and edges[a].is_integer() and all(abs(edges[i]) <= _EXACT_INT for i in (a, b))
+                and edges[b] - edges[a] < _EXACT_RUN):
+            q = ((x - lit(edges[a] - 0.5)) / lit(width)).floor()
             return q + lit(a) if a else q
+        q = ((x - lit(edges[a])) / lit(width)).floor()
         q = q.clip(0.0, float(b - a - 1))
         return (nw.when(x < lit(edges[a]) + q * lit(width)).then(q + lit(a - 1))
                 .when(x >= lit(edges[a]) + (q + lit(1.0)) * lit(width)).then(q + lit(a + 1))
