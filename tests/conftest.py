@@ -145,7 +145,7 @@ def _written_documents_follow_the_schema(request):
         errors = sorted(validators[kind].iter_errors(doc), key=lambda e: list(e.absolute_path))
         if errors:
             where = "/".join(map(str, errors[0].absolute_path)) or "(root)"
-            pytest.fail(f"{how} wrote a {kind} document the schema refuses at {where}: {errors[0].message[:300]}",
+            pytest.fail(f"{how} wrote a {kind} document the schema refuses at {where}: {errors[0].message[:200]} … {errors[0].message[-300:]} (schema path {'/'.join(map(str, errors[0].absolute_schema_path))})",
                         pytrace=False)
         _VALIDATED[kind] = _VALIDATED.get(kind, 0) + 1
 

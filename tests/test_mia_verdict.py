@@ -310,6 +310,11 @@ def test_records_with_unequal_in_counts_claim_no_leakage_on_noise(design):
             if r.estimable and r.ci is not None and name != "per_record_parametric":
                 assert abs(r.tpr - r.fpr) <= r.ci[1] - r.ci[0], (row.alpha, name, r.tpr, r.fpr, r.ci)
                 assert not r.epsilon_lb, (row.alpha, name, r.epsilon_lb)
+    # the figures' PP curves count the same targets as the tables: the uncounted ones are never called
+    # (they were called at α = 1, an FPR of 2.5 in the figure data)
+    for name in ("pp_normal", "pp_t"):
+        curve = rep.curves[name]
+        assert 0 <= min(curve.fpr) and max(curve.fpr) == 1.0 and max(curve.tpr) == 1.0, name
 
 
 def test_every_target_counts_where_records_share_their_in_count():

@@ -74,17 +74,18 @@ def _pp_curves(f: np.ndarray, members: np.ndarray, n_out: np.ndarray, *, balance
     (PP-t: its record's, at the OUT count of the target's fit: n_out − 1 with balanced references,
     else n_out for an IN target and n_out − 1 for an OUT one, as in :func:`~dpaudit.mia.evaluate.evaluate`).
     """
-    n_pos = int(np.count_nonzero(members))
-    n_neg = int(np.count_nonzero(~members & (f > -np.inf)))  # a target no rule counts has f = −inf
+    counted = f > -np.inf  # a target no rule counts (references.counted_targets) has f = −inf: never called
+    n_pos = int(np.count_nonzero(members & counted))
+    n_neg = int(np.count_nonzero(~members & counted))
     alphas = _curve_alphas(n_neg)
     points = alphas.size
     out: dict[str, Curve] = {}
-    index = np.searchsorted(stats.norm.isf(alphas), f, side="right")
+    index = np.where(counted, np.searchsorted(stats.norm.isf(alphas), f, side="right"), 0)
     out["pp_normal"] = _counted_curve(*_suffix_counts(index, members, points), n_neg, n_pos, f.shape)
     n_ref = n_out[None, :] - (np.ones_like(members) if balanced else ~members)  # the OUT count of each target's fit
     low, high = int(n_out.min()) - 1, int(n_out.max())
     for d in range(low, high + 1):  # few values: n_out − 1 and n_out under the efficient design
-        chosen = n_ref == d
+        chosen = (n_ref == d) & counted
         if chosen.any():
             cut = stats.t.isf(alphas, d - 1) * math.sqrt(1 + 1 / d)
             index[chosen] = np.searchsorted(cut, f[chosen], side="right")
