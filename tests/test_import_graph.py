@@ -4,9 +4,11 @@ imports, has no strongly connected component of more than one module (spec ``arc
 
 An edge ``a → b`` is any ``import b`` / ``from b import x`` in ``a`` (``from p import m`` is an edge to
 the module ``p.m`` when ``m`` is one, else to ``p``), wherever it stands in ``a`` — at the top or inside
-a function — except under ``if TYPE_CHECKING:``, which never runs. Lookups by name at run time (the
-views registry :mod:`dpaudit._views` importing the renderer package, the formats' ``module:function``
-targets) are not edges: they are how a lower layer reaches a higher one without importing it.
+a function — except under ``if TYPE_CHECKING:``, which never runs. Lookups by name at run time are not
+edges: the views registry :mod:`dpaudit._views` importing the renderer package (a deliberate upward
+lookup, like pandas' plotting backend: at run time results → _views ⇒ report → results), the formats'
+``module:function`` targets, the dataset registry's modules (each imports ``DatasetInfo`` back from
+``dpaudit.datasets``) and a user's ``package.module:factory`` model.
 
 Run as a script to print the graph's circles and its size per package:
 ``python tests/test_import_graph.py [src]``.
@@ -121,6 +123,38 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
                 if len(component) > 1:
                     found.append(sorted(component))
     return sorted(found, key=len, reverse=True)
+
+
+#: The layers of docs/architecture.md, bottom to top, by module prefix (the longest matching prefix wins):
+#: a module may import its own layer and the ones below, never one above.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundations", ("dpaudit._errors", "dpaudit._validation", "dpaudit._io", "dpaudit._arrays", "dpaudit._version",
+                     "dpaudit._checks", "dpaudit._fields", "dpaudit._document", "dpaudit._views", "dpaudit.schema",
+                     "dpaudit.criteria")),
+    ("counting", ("dpaudit.counting",)),
+    ("privacy", ("dpaudit.privacy",)),
+    ("typed data", ("dpaudit.details", "dpaudit.results", "dpaudit.mia.findings", "dpaudit.mia.results",
+                    "dpaudit.mia.scores", "dpaudit.mia._score_checks")),
+    ("computation", ("dpaudit.measures", "dpaudit.mia", "dpaudit.datasets")),
+    ("entry points", ("dpaudit.audit", "dpaudit.mia.evaluate", "dpaudit.mia.train", "dpaudit.mia.simulate",
+                      "dpaudit.selfcheck")),
+    ("renderers", ("dpaudit.report",)),
+    ("command", ("dpaudit.cli", "dpaudit.__main__", "dpaudit")),
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of the layer whose longest prefix names ``module``."""
+    matches = [(len(p), i) for i, (_, prefixes) in enumerate(LAYERS) for p in prefixes
+               if module == p or module.startswith(p + ".")]
+    return max(matches)[1]
+
+
+def test_every_import_goes_to_the_same_layer_or_below() -> None:
+    graph = import_graph(SRC)
+    upward = [f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+              for a in sorted(graph) for b in sorted(graph[a]) if layer_of(b) > layer_of(a)]
+    assert not upward, "imports that climb the layers of docs/architecture.md:\n  " + "\n  ".join(upward)
 
 
 def test_src_has_no_import_circles() -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpaudit import Categorical, DataError, Schema, audit
+from dpaudit import AuditResult, Categorical, DataError, Schema, audit
 from dpaudit.mia.evaluate import evaluate
 from dpaudit.mia.simulate import gaussian_scores
 from dpaudit.report.json import read_json, render_json
@@ -159,3 +159,24 @@ def test_non_finite_numbers_are_the_strings_json_holds(docs):
     _validator("audit").validate(doc)
     assert list(_validator("audit").iter_errors(_mutate(doc, ("measures", "repair", "upper"), "nan")))
     assert read_json(json.dumps(doc)).measures["repair"].details.upper == float("inf")
+    # the parsed document reads the same way: from_dict(json.loads(text)), as README says
+    assert AuditResult.from_dict(doc).measures["repair"].details.upper == float("inf")
+    with pytest.raises(DataError, match="upper"):
+        AuditResult.from_dict(_mutate(doc, ("measures", "repair", "upper"), "infinite"))
+
+
+def test_read_json_refuses_text_that_is_no_document_in_one_line():
+    for text in ("x" * 5000, json.dumps([{"measures": {}}])):
+        with pytest.raises(DataError):
+            read_json(text)
+
+
+def test_the_generator_command_writes_the_committed_files(tmp_path, capsys):
+    from dpaudit.report.json_schema import main
+
+    main([str(tmp_path / "out")])
+    for kind in KINDS:
+        assert (tmp_path / "out" / file_name(kind)).read_text(encoding="utf-8") == render_schema(kind)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert not (Path.cwd() / "--help").exists()

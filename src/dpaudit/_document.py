@@ -58,13 +58,20 @@ def whole(path: str, value: Any, *, minimum: int | None = 0, maximum: int | None
 
 def number(path: str, value: Any, *, low: float | None = None, high: float | None = None, low_open: bool = False,
            high_open: bool = False, finite: bool = True, nan: bool = False) -> float:
-    """A number within the bounds; ±inf only when not ``finite``, NaN only when ``nan``."""
+    """A number within the bounds; ±inf only when not ``finite``, NaN only when ``nan`` — as floats or as
+    the strings ``"inf"``, ``"-inf"``, ``"nan"`` that JSON documents carry them as (``render_json``)."""
+    if not finite and isinstance(value, str) and value in _NON_FINITE:
+        value = float(value)
     if not finite and isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value):
         x = float(value)
         if (math.isnan(x) and nan) or (math.isinf(x) and (low is None or x > low) and (high is None or x < high)):
             return x
+    hint = "" if finite else " (or inf, nan)" if nan else " (or inf)"
     return v.number(_name(path), value, low=low, high=high, low_open=low_open, high_open=high_open,
-                    hint=" (or inf)" if not finite else "", error=DocumentError)
+                    hint=hint, error=DocumentError)
+
+
+_NON_FINITE = ("inf", "-inf", "nan")
 
 
 def rate(path: str, value: Any) -> float:

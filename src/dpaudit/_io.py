@@ -12,6 +12,7 @@ one policy for non-finite floats (JSON has none): ``"string"`` writes ``"inf"``,
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -199,8 +200,14 @@ def load_json(source: str | os.PathLike[str], *, what: str, hint: str, error: ty
     if not isinstance(source, (str, os.PathLike)):
         raise error(f"{what} must be a JSON text or the path of a JSON file, got {type(source).__name__}")
     text = str(source)
-    if isinstance(source, os.PathLike) or not text.lstrip().startswith("{"):
+    if isinstance(source, os.PathLike) or not text.lstrip().startswith(("{", "[")):
         path = Path(source)
+        try:
+            path.stat()
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):  # e.g. a text too long to be a file name
+                raise error(f"{what} is neither a JSON object nor the path of a readable file "
+                            f"({exc.strerror or exc}); {hint}") from None
         if path.is_dir():
             raise error(f"{what} file {str(path)!r} is a directory; {hint}")
         if path.exists() and not path.is_file():

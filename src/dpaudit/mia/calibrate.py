@@ -20,7 +20,7 @@ pass :func:`fpc_factor` to :func:`dpaudit.mia.fits.loo_fits` to divide the varia
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -28,20 +28,13 @@ from scipy import stats
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import number_array, one_of, unit_interval, whole_number
 from dpaudit.mia.designs import poisson_inclusion
+from dpaudit.mia.findings import DEFAULT_SIGN, DEFAULT_THRESHOLD, SIGNS, THRESHOLD_KINDS, Sign, ThresholdKind
 from dpaudit.mia.fits import LooFits, floored_sd, target_score
 from dpaudit.mia.scores import ScoreSet, check_train_size
 
 __all__ = ["pp_transform", "fitted_sign", "threshold", "fpc_factor", "design_fpc", "Sign", "SIGNS", "DEFAULT_SIGN",
            "ThresholdKind", "THRESHOLD_KINDS", "DEFAULT_THRESHOLD", "N_OUT_HINT"]
 
-#: sign(Δ) of the PP transform: from the leave-one-out fits (the MIA paper), or +1 (:func:`pp_transform`).
-Sign = Literal["fitted", "positive"]
-SIGNS: tuple[Sign, ...] = get_args(Sign)
-DEFAULT_SIGN: Sign = "fitted"
-#: The PP threshold: the Student-t predictive quantile or the normal one (:func:`threshold`).
-ThresholdKind = Literal["t", "normal"]
-THRESHOLD_KINDS: tuple[ThresholdKind, ...] = get_args(ThresholdKind)
-DEFAULT_THRESHOLD: ThresholdKind = "t"
 #: Why the Student-t threshold needs n_out ≥ 2 (the ``hint`` of its message).
 N_OUT_HINT = " (the Student-t threshold needs a sample sd: 2 OUT scores)"
 

@@ -44,7 +44,7 @@ from dpaudit._fields import (
     read_fields,
 )
 from dpaudit._views import render_view
-from dpaudit.mia.findings import RULES, Verdict, VulnerableRecords
+from dpaudit.mia.findings import RULES, SIGNS, THRESHOLD_KINDS, Verdict, VulnerableRecords
 
 __all__ = ["RuleResult", "FprSpread", "AlphaResult", "Curve", "Histogram", "MiaReport"]
 
@@ -58,8 +58,6 @@ _NULL, _REQ = (False, True), (True, False)  # (required, nullable): may be null 
 def _option_fields() -> dict[str, tuple[Check, bool, bool]]:
     """A report's options, checked where the reports read them: the level, FPC and threshold kind always,
     the others when present (null only for the sizes and the seed, which a run may lack)."""
-    from dpaudit.mia.calibrate import SIGNS, THRESHOLD_KINDS
-
     return {"level": (Unit(), *_REQ), "threshold": (Choice(THRESHOLD_KINDS), *_REQ), "fpc": (Flag(), *_REQ),
             "fpc_train_size": (Num(low=0), *_NULL), "attack": (Text(), False, False),
             "attack_options": (Json(), False, False), "sign": (Choice(SIGNS), False, False),

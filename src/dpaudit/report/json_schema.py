@@ -15,7 +15,6 @@ checks that the committed files equal what this module generates.
 from __future__ import annotations
 
 import json
-import sys
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,6 +34,7 @@ from dpaudit._fields import (
     specs,
     split,
 )
+from dpaudit._io import atomic_write_text
 
 __all__ = ["VERSION", "KINDS", "document_schema", "file_name", "schema_id", "write_schemas"]
 
@@ -197,18 +197,24 @@ def render_schema(kind: str) -> str:
     return json.dumps(document_schema(kind), indent=2, ensure_ascii=False) + "\n"
 
 
-def write_schemas(folder: str | Path = "docs/schema") -> list[Path]:
-    """Write every kind's schema file into ``folder``; the paths written."""
+def write_schemas(folder: str | Path) -> list[Path]:
+    """Write every kind's schema file into ``folder`` (atomically, :func:`dpaudit._io.atomic_write_text`);
+    the paths written."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for kind in KINDS:
-        path = folder / file_name(kind)
-        path.write_text(render_schema(kind), encoding="utf-8")
-        written.append(path)
-    return written
+    return [atomic_write_text(folder / file_name(kind), render_schema(kind)) for kind in KINDS]
 
 
-if __name__ == "__main__":  # pragma: no cover - python -m dpaudit.report.json_schema [FOLDER]
-    for path in write_schemas(*sys.argv[1:2]):
+def main(argv: list[str] | None = None) -> None:
+    """``python -m dpaudit.report.json_schema FOLDER``: write the schema files into FOLDER (docs/schema)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m dpaudit.report.json_schema",
+                                     description="Write the JSON Schema of every result document kind.")
+    parser.add_argument("folder", help="where to write them (the repository's docs/schema)")
+    for path in write_schemas(parser.parse_args(argv).folder):
         print(path)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

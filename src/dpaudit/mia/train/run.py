@@ -48,7 +48,7 @@ RUN_VERSION = 1
 def versions() -> dict[str, str]:
     import sklearn
 
-    from dpaudit import __version__ as dpaudit_version
+    from dpaudit._version import __version__ as dpaudit_version
 
     return {"python": platform.python_version(), "numpy": np.__version__, "scikit-learn": sklearn.__version__,
             "dpaudit": dpaudit_version}
