@@ -4,6 +4,7 @@ checked against known truth and null data."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import math
 import subprocess
@@ -19,6 +20,12 @@ pytest.importorskip("matplotlib")
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = ROOT / "experiments" / "unfairness"
 EXPERIMENTS = ("fidelity", "runtime", "epsilon", "topk", "flip", "models", "chunked")
+#: Experiment 6 trains a DP-SGD network with Opacus, which pulls torch (with CUDA, several GB, from pip):
+#: it is the extra ``dpsgd``, not part of the test extra, so experiment 6 runs where it is installed.
+DPSGD = importlib.util.find_spec("opacus") is not None
+RUN = EXPERIMENTS if DPSGD else tuple(e for e in EXPERIMENTS if e != "models")
+needs_dpsgd = pytest.mark.skipif(not DPSGD, reason="experiment 6 needs Opacus: pip install -e '.[dpsgd]' "
+                                 "(after a CPU torch) — not in the test extra, it pulls the CUDA stack")
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +47,9 @@ def study():
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory, data_root):
-    """``run.py all --quick`` once, as a user runs it (a subprocess; diffprivlib and opacus are in the test extra)."""
+    """``run.py all --quick`` once, as a user runs it (a subprocess; without Opacus every experiment but 6)."""
     out = tmp_path_factory.mktemp("unfairness")
-    res = subprocess.run([sys.executable, str(STUDY / "run.py"), "all", "--quick", "--out", str(out / "results"),
+    res = subprocess.run([sys.executable, str(STUDY / "run.py"), *RUN, "--quick", "--out", str(out / "results"),
                           "--page", str(out / "unfairness.md")], capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]
     return out
@@ -53,7 +60,7 @@ def _json(out: Path, name: str) -> dict:
 
 
 def test_quick_run_writes_every_experiment_and_the_page(quick_run):
-    for name in EXPERIMENTS:
+    for name in RUN:
         doc = _json(quick_run, name)
         assert doc["experiment"] == name and doc["rows"] and doc["config"]["quick"] is True
         with (quick_run / "results" / f"{name}.csv").open(encoding="utf-8") as fh:
@@ -61,7 +68,9 @@ def test_quick_run_writes_every_experiment_and_the_page(quick_run):
         for fig in doc["figures"]:
             assert (quick_run / "results" / fig).stat().st_size > 10_000
     text = (quick_run / "unfairness.md").read_text(encoding="utf-8")
-    assert "not run" not in text and text.count("**reproduced**") + text.count("**differs**") >= 9
+    # every claim has a verdict (without Opacus, §5.6's is "not run")
+    assert text.count("not run") == (0 if DPSGD else 1)
+    assert text.count("**reproduced**") + text.count("**differs**") >= (9 if DPSGD else 8)
     for title in ("## 1. Fidelity", "## 2. Runtime", "## 7. Exact U_R"):
         assert title in text
     assert "](results/fidelity.png)" in text  # figures linked relative to the page
@@ -89,6 +98,7 @@ def test_epsilon_errors_fall_and_runtime_covers_every_measure(quick_run):
     assert all(r["counted_rows"] == r["rows"] for r in runtime["rows"])  # the timed pass read every row
 
 
+@needs_dpsgd
 def test_models_report_a_gap_and_accuracy_for_every_criterion(quick_run):
     doc = _json(quick_run, "models")
     for r in doc["rows"]:
