@@ -26,7 +26,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 __all__ = ["TOLERANCE", "ExactCI", "ci_branch_and_bound", "separable_bound", "response_range", "objective_at"]
 
@@ -146,6 +145,8 @@ class _McCormick:
         rows = np.concatenate([np.tile(np.arange(r * n, (r + 1) * n), len(cols)) for r, cols in enumerate(blocks)]
                               + [np.full(k, 6 * n)])
         cols = np.concatenate([np.concatenate(cols) for cols in blocks] + [m + np.arange(k)])
+        import scipy.sparse as sp  # here, not at import: `import dpaudit` loads no solver (issue 25)
+
         probe = sp.csr_matrix((np.arange(1.0, len(rows) + 1.0), (rows, cols)), shape=(6 * n + 1, oe + n))
         probe.sort_indices()
         self.order = probe.data.astype(np.int64) - 1
