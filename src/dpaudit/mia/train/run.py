@@ -267,7 +267,7 @@ def _read_keep(out: Path, cfg: dict[str, Any]) -> np.ndarray:
                         "incomplete: delete it and train again")
     try:
         keep = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, MemoryError) as exc:
         raise DataError(f"{path} is corrupt ({exc})") from None
     want = (cfg["n_models"], cfg["pool_size"])
     if keep.dtype != np.bool_ or keep.shape != want:
@@ -279,7 +279,7 @@ def read_score(out: Path, m: int, pool_size: int) -> np.ndarray:
     path = _score_path(out, m)
     try:
         row = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, MemoryError) as exc:
         raise DataError(f"{path} is corrupt ({exc}); delete it and resume to retrain that model") from None
     problem = check_scores(row, pool_size)
     if problem:
