@@ -58,6 +58,27 @@ CASES = {
     "semantics unknown": (fair(measures="repair", semantics="sql"), "semantics must be one of"),
     "time_limit bool": (fair(measures="repair", time_limit=True), "time_limit must be a finite number"),
     "time_limit negative": (fair(measures="repair", time_limit=-1), "time_limit must be a finite number"),
+    # an option given as None is a value like any other: refused (not read as "not given")
+    "semantics None": (fair(measures="repair", semantics=None), "semantics must be one of ci, bag, set, got None"),
+    "time_limit None": (fair(measures="repair", time_limit=None), "time_limit must be a finite number > 0, got None"),
+    "k None": (fair(measures="tc", k=None), "k must be an integer >= 1, got None"),
+    "cells None": (fair(measures="tc", cells=None), "cells must be one of domain, observed, got None"),
+    "k None with two measures": (fair(measures=("tc", "repair"), k=None), "k must be an integer >= 1, got None"),
+    "semantics None without repair": (fair(measures="tvd", semantics=None),
+                                      "option semantics configures repair, which is not among the measures"),
+    "name_cells None without tc": (fair(measures="tvd", name_cells=None), "option name_cells configures tc"),
+    "semantics None with a Repair object": (fair(measures=[dpaudit.measures.Repair()], semantics=None),
+                                            "option semantics configures repair, which is not among"),
+    "Repair semantics None": (lambda: dpaudit.measures.Repair(semantics=None), "semantics must be one of"),
+    "Repair time_limit None": (lambda: dpaudit.measures.Repair(time_limit=None), "time_limit must be a finite number"),
+    "TopContribution k None": (lambda: dpaudit.measures.TopContribution(k=None), "k must be an integer"),
+    "TopContribution cells None": (lambda: dpaudit.measures.TopContribution(cells=None), "cells must be one of"),
+    "u_r time_limit None": (lambda: dpaudit.measures.repair.u_r(np.array([[[10, 0], [0, 10]]]), time_limit=None),
+                            "time_limit must be a finite number > 0, got None"),
+    "u_r semantics None": (lambda: dpaudit.measures.repair.u_r(np.array([[[10, 0], [0, 10]]]), semantics=None),
+                           "semantics must be one of"),
+    "repair_wcnf semantics None": (lambda: dpaudit.repair_wcnf(FRAME, "sex ⊥ y", schema=SCHEMA, semantics=None),
+                                   "semantics must be one of"),
     # audit(): privacy
     "epsilon bool": (fair(epsilon=True), "epsilon must be a positive finite number"),
     "epsilon str": (fair(epsilon="1"), "epsilon must be a positive finite number"),
@@ -186,6 +207,13 @@ def test_object_arrays_of_plain_values_are_read_as_their_numbers():
     """An object array of floats and of booleans (e.g. from a pandas frame) is no ragged array."""
     scores = ScoreSet(SCORES.score.astype(object), KEEP.astype(object), 10, 20)
     assert np.array_equal(scores.score, SCORES.score) and np.array_equal(scores.keep, KEEP)
+
+
+def test_name_cells_none_is_its_documented_default():
+    """name_cells is the one option whose default is None: None given explicitly is that default."""
+    result = audit(FRAME, "sex ⊥ y", schema=SCHEMA, measures="tc", name_cells=None)
+    assert result["tc"].options["name_cells"] is None
+    assert result["tc"].value == audit(FRAME, "sex ⊥ y", schema=SCHEMA, measures="tc")["tc"].value
 
 
 def test_every_error_is_a_value_error_so_generic_handlers_catch_it():
