@@ -202,26 +202,34 @@ def load_json(source: str | os.PathLike[str], *, what: str, hint: str, error: ty
     text = str(source)
     if isinstance(source, os.PathLike) or not text.lstrip().startswith(("{", "[")):
         path = Path(source)
+        shown = _shown_path(text)
+        if not text.strip():  # Path("") is the current directory
+            raise error(f"{what} is an empty text, neither a JSON object nor the path of a file; {hint}")
         try:
             path.stat()
         except OSError as exc:
             if exc.errno not in (errno.ENOENT, errno.ENOTDIR):  # e.g. a text too long to be a file name
                 raise error(f"{what} is neither a JSON object nor the path of a readable file "
-                            f"({exc.strerror or exc}); {hint}") from None
+                            f"({exc.strerror or exc}: {shown}); {hint}") from None
+        except ValueError:  # a NUL byte: no file name holds one
+            raise error(f"{what} is neither a JSON object nor the path of a file (it holds a NUL byte: {shown}); "
+                        f"{hint}") from None
         if path.is_dir():
-            raise error(f"{what} file {str(path)!r} is a directory; {hint}")
+            raise error(f"{what} file {shown} is a directory; {hint}")
         if path.exists() and not path.is_file():
-            raise error(f"{what} file {str(path)!r} is {_special_kind(path)}, not a regular file; {hint}")
+            raise error(f"{what} file {shown} is {_special_kind(path)}, not a regular file; {hint}")
+        if not path.is_file() and "\n" in text:  # no one names a file like that
+            raise error(f"{what} is neither a JSON object nor the path of an existing file ({shown}); {hint}")
         if not path.is_file():
-            raise error(f"{what} file {str(path)!r} does not exist; {hint}")
+            raise error(f"{what} file {shown} does not exist; {hint}")
         if path.stat().st_size > MAX_JSON_BYTES:
-            raise error(f"{what} file {str(path)!r} is larger than {MAX_JSON_BYTES // 2**20} MiB; is it the right file?")
+            raise error(f"{what} file {shown} is larger than {MAX_JSON_BYTES // 2**20} MiB; is it the right file?")
         try:
             text = path.read_bytes().decode("utf-8-sig")  # a byte-order mark (Windows editors) is fine
         except UnicodeDecodeError as exc:
-            raise error(f"{what} file {str(path)!r} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+            raise error(f"{what} file {shown} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
         except OSError as exc:
-            raise error(f"cannot read {what} file {str(path)!r}: {exc.strerror or exc}") from None
+            raise error(f"cannot read {what} file {shown}: {exc.strerror or exc}") from None
     try:
         return json.loads(text)
     except RecursionError:
@@ -230,6 +238,14 @@ def load_json(source: str | os.PathLike[str], *, what: str, hint: str, error: ty
         raise error(f"{what} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except ValueError as exc:  # an integer of more digits than Python converts
         raise error(f"{what} is not valid JSON ({exc})") from None
+
+
+def _shown_path(text: str, limit: int = 120) -> str:
+    """``text`` quoted for a one-line message (newlines escaped), its middle cut when it is long (the
+    text of a document passed where a path was expected)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit // 2]!r}…{text[-limit // 4:]!r} ({len(text):,} characters)"
 
 
 def _special_kind(path: Path) -> str:

@@ -82,9 +82,11 @@ def _resolve_schema(data: Any, schema: Schema | str | None) -> Schema:
 def resolve_measures(measures: str | Measure | Sequence[str | Measure], **options: Any) -> list[Measure]:
     """Configured measure objects from names and/or instances, each option validated.
 
-    ``options`` (``k=...``, ``semantics=...``; None means "not given") configure the measures named by
-    string, routed by the name of the measure's dataclass field. An option that no registered measure
-    takes, or no named one, is refused rather than ignored, and so is a measure requested twice.
+    ``options`` (``k=...``, ``semantics=...``) configure the measures named by string, routed by the
+    name of the measure's dataclass field; a value given is checked by the measure, None included (it
+    is the default only of an option whose default is None, ``name_cells``: ``semantics=None`` is
+    refused, not read as "not given"). An option that no registered measure takes, or no named one,
+    is refused rather than ignored, and so is a measure requested twice.
 
     Examples
     --------
@@ -113,9 +115,7 @@ def resolve_measures(measures: str | Measure | Sequence[str | Measure], **option
     if unknown:
         raise DPAuditError(f"unknown option {unknown[0]!r}: no registered measure takes it; the measures' options are "
                            f"{', '.join(known)}")
-    for option, value in options.items():
-        if value is None:
-            continue
+    for option in options:
         takers = [cls.name for cls, _ in known[option]]
         if not any(name in named for name in takers):
             raise DPAuditError(

@@ -38,6 +38,17 @@ def _plain_value(value: Any) -> bool:
     return True
 
 
+def _refuse_unordered(what: str, given: Any, example: str) -> None:
+    """SchemaError for a mapping (its keys would silently become the list) or a set (no declared
+    order: a category's code would change between runs) given where a list is declared."""
+    if isinstance(given, Mapping):
+        raise SchemaError(f"{what} must be a list, got a mapping {reprlib.repr(dict(given))}; list them in order, "
+                          f"e.g. {example}")
+    if isinstance(given, (set, frozenset)):
+        raise SchemaError(f"{what} must be a list, got a {type(given).__name__} {reprlib.repr(given)} (a set has no "
+                          "order, so the cells would change between runs); list them in order")
+
+
 def _is_missing(value: Any) -> bool:
     """True for None, NaN, pandas.NA/NaT: the values a schema may map to a declared missing category."""
     if value is None:
@@ -76,6 +87,7 @@ class Categorical:
     def __post_init__(self) -> None:
         if isinstance(self.values, (str, bytes)) or not isinstance(self.values, Iterable):
             raise SchemaError(f"categorical values must be a list of values, got {self.values!r}")
+        _refuse_unordered("categorical values", self.values, '["F", "M"]')
         values = tuple(self.values)
         object.__setattr__(self, "values", values)
         if not values:
@@ -158,6 +170,7 @@ class Binned:
     def __post_init__(self) -> None:
         if isinstance(self.edges, (str, bytes)) or not isinstance(self.edges, Iterable):
             raise SchemaError(f"bin edges must be numbers in a list, got {self.edges!r}")
+        _refuse_unordered("bin edges", self.edges, "[0, 18, 65, float('inf')]")
         try:
             edges = tuple(_edge(e) for e in self.edges)
         except (TypeError, ValueError, OverflowError):
@@ -221,12 +234,30 @@ def _domain_from_dict(column: str, spec: Any) -> Domain:
     if kind == "categorical":
         if "values" not in spec:
             raise SchemaError(f"column {column!r}: a categorical domain needs 'values'")
-        return Categorical(spec["values"], missing=spec.get("missing"))
+        _json_list(column, "values", spec["values"], "the categories in order, e.g. [\"F\", \"M\"]")
+        try:
+            return Categorical(spec["values"], missing=spec.get("missing"))
+        except SchemaError as exc:
+            raise SchemaError(f"column {column!r}: {exc}") from None
     if kind == "binned":
         if "edges" not in spec:
             raise SchemaError(f"column {column!r}: a binned domain needs 'edges'")
-        return Binned(spec["edges"], missing=spec.get("missing"))
+        _json_list(column, "edges", spec["edges"], "increasing numbers, e.g. [0, 18, 65, \"inf\"]")
+        try:
+            return Binned(spec["edges"], missing=spec.get("missing"))
+        except SchemaError as exc:
+            raise SchemaError(f"column {column!r}: {exc}") from None
+    if not isinstance(kind, str):
+        raise SchemaError(f"column {column!r}: 'type' must be the string 'categorical' or 'binned', got {kind!r}")
     raise SchemaError(f"column {column!r}: unknown domain type {kind!r}; use 'categorical' or 'binned'")
+
+
+def _json_list(column: str, key: str, given: Any, what: str) -> None:
+    """SchemaError when a column's ``key`` in a schema JSON is a JSON object where a list is declared
+    (its keys would silently become the list); other wrong types are refused by the domain itself."""
+    if isinstance(given, Mapping):
+        raise SchemaError(f"column {column!r}: {key!r} must be a JSON list of {what}, got an object "
+                          f"{reprlib.repr(dict(given))}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,6 +288,9 @@ class Schema:
         if not isinstance(self.columns, Mapping):
             raise SchemaError("Schema(columns) must be a mapping from column name to domain")
         for name, dom in self.columns.items():
+            if not isinstance(name, str):
+                raise SchemaError(f"column names must be strings, got {name!r} ({type(name).__name__}); name the "
+                                  "column as the data do, e.g. str(name)")
             if not isinstance(dom, (Categorical, Binned)):
                 raise SchemaError(
                     f"column {name!r}: domain must be Categorical or Binned, got {type(dom).__name__}"
@@ -299,7 +333,8 @@ class Schema:
     @classmethod
     def from_json(cls, source: str | Path) -> Schema:
         """Read a schema from a JSON string or a path to a JSON file."""
-        raw = load_json(source, what="schema", hint="pass a JSON schema file", error=SchemaError)
+        raw = load_json(source, what="schema", hint='pass a JSON object {"columns": {...}} or the path of a schema JSON file',
+                        error=SchemaError)
         if not isinstance(raw, Mapping) or not isinstance(raw.get("columns"), Mapping):
             raise SchemaError('schema JSON must be an object with a "columns" object')
         columns = {name: _domain_from_dict(name, spec) for name, spec in raw["columns"].items()}

@@ -58,6 +58,27 @@ CASES = {
     "semantics unknown": (fair(measures="repair", semantics="sql"), "semantics must be one of"),
     "time_limit bool": (fair(measures="repair", time_limit=True), "time_limit must be a finite number"),
     "time_limit negative": (fair(measures="repair", time_limit=-1), "time_limit must be a finite number"),
+    # an option given as None is a value like any other: refused (not read as "not given")
+    "semantics None": (fair(measures="repair", semantics=None), "semantics must be one of ci, bag, set, got None"),
+    "time_limit None": (fair(measures="repair", time_limit=None), "time_limit must be a finite number > 0, got None"),
+    "k None": (fair(measures="tc", k=None), "k must be an integer >= 1, got None"),
+    "cells None": (fair(measures="tc", cells=None), "cells must be one of domain, observed, got None"),
+    "k None with two measures": (fair(measures=("tc", "repair"), k=None), "k must be an integer >= 1, got None"),
+    "semantics None without repair": (fair(measures="tvd", semantics=None),
+                                      "option semantics configures repair, which is not among the measures"),
+    "name_cells None without tc": (fair(measures="tvd", name_cells=None), "option name_cells configures tc"),
+    "semantics None with a Repair object": (fair(measures=[dpaudit.measures.Repair()], semantics=None),
+                                            "option semantics configures repair, which is not among"),
+    "Repair semantics None": (lambda: dpaudit.measures.Repair(semantics=None), "semantics must be one of"),
+    "Repair time_limit None": (lambda: dpaudit.measures.Repair(time_limit=None), "time_limit must be a finite number"),
+    "TopContribution k None": (lambda: dpaudit.measures.TopContribution(k=None), "k must be an integer"),
+    "TopContribution cells None": (lambda: dpaudit.measures.TopContribution(cells=None), "cells must be one of"),
+    "u_r time_limit None": (lambda: dpaudit.measures.repair.u_r(np.array([[[10, 0], [0, 10]]]), time_limit=None),
+                            "time_limit must be a finite number > 0, got None"),
+    "u_r semantics None": (lambda: dpaudit.measures.repair.u_r(np.array([[[10, 0], [0, 10]]]), semantics=None),
+                           "semantics must be one of"),
+    "repair_wcnf semantics None": (lambda: dpaudit.repair_wcnf(FRAME, "sex ⊥ y", schema=SCHEMA, semantics=None),
+                                   "semantics must be one of"),
     # audit(): privacy
     "epsilon bool": (fair(epsilon=True), "epsilon must be a positive finite number"),
     "epsilon str": (fair(epsilon="1"), "epsilon must be a positive finite number"),
@@ -98,6 +119,33 @@ CASES = {
     "ScoreSet.load None": (lambda: ScoreSet.load(None), "takes the path of a score file"),
     "ScoreSet text": (lambda: ScoreSet("abc", KEEP, 10, 20), "array of real numbers"),
     "ScoreSet None": (lambda: ScoreSet(None, None, None, None), "score"),
+    # ScoreSet shapes: ragged rows, object arrays of arrays, other ranks, mismatched shapes, non-numeric dtypes
+    "ScoreSet ragged score": (lambda: ScoreSet([[0.0] * 20] * 7 + [[0.0] * 19], KEEP, 10, 20),
+                              "score is ragged (rows of 19, 20 entries): it must be a rectangular array of shape "
+                              "(n_models, n_records)"),
+    "ScoreSet ragged keep": (lambda: ScoreSet(SCORES.score, [list(r) for r in KEEP[:7]] + [list(KEEP[7][:3])], 10, 20),
+                             "keep is ragged (rows of 3, 20 entries)"),
+    "ScoreSet ragged both": (lambda: ScoreSet([[0.0, 1.0], [0.0]], [[True, False], [True]], 1, 2), "score is ragged"),
+    "ScoreSet ragged deep": (lambda: ScoreSet([[[0.0], [0.0, 1.0]]] * 8, KEEP, 10, 20), "score is ragged"),
+    "ScoreSet object rows": (lambda: ScoreSet(np.array([SCORES.score[0], SCORES.score[1][:3]], dtype=object), KEEP,
+                                              10, 20), "score is ragged (rows of 3, 20 entries)"),
+    "ScoreSet object keep rows": (lambda: ScoreSet(SCORES.score, np.array([KEEP[0], KEEP[1][:3]], dtype=object),
+                                                   10, 20), "keep is ragged"),
+    "ScoreSet keep 1-D": (lambda: ScoreSet(SCORES.score, KEEP[0], 10, 20), "keep must be 2-D (n_models, n_records), "
+                                                                           "got shape (20,)"),
+    "ScoreSet score 3-D": (lambda: ScoreSet(SCORES.score[..., None], KEEP, 10, 20), "score must be 2-D"),
+    "ScoreSet shapes differ": (lambda: ScoreSet(SCORES.score[:, :10], KEEP, 10, 20),
+                               "score and keep must have the same shape, got (8, 10) and (8, 20); both are (n_models, n_records)"),
+    "ScoreSet keep transposed": (lambda: ScoreSet(SCORES.score, KEEP.T, 10, 20), "must have the same shape"),
+    "ScoreSet score text numbers": (lambda: ScoreSet(SCORES.score.astype(str), KEEP, 10, 20),
+                                    "score must be an array of real numbers of shape (n_models, n_records), got dtype <U"),
+    "ScoreSet score dates": (lambda: ScoreSet(np.zeros(KEEP.shape, "datetime64[s]"), KEEP, 10, 20),
+                             "got dtype datetime64[s]"),
+    "ScoreSet score huge int": (lambda: ScoreSet([[10**400] * 20] * 8, KEEP, 10, 20), "array of real numbers"),
+    "ScoreSet score object complex": (lambda: ScoreSet(np.full(KEEP.shape, 1j, dtype=object), KEEP, 10, 20),
+                                      "complex"),
+    "ScoreSet ragged record_ids": (lambda: ScoreSet(SCORES.score, KEEP, 10, 20, record_ids=[1] * 19 + [[2]]),
+                                   "record_ids is ragged: it must be a rectangular array of shape (20,)"),
     "evaluate None": (lambda: evaluate(None), "takes a ScoreSet"),
     "evaluate fpr str": (lambda: evaluate(SCORES, fpr="abc"), bad_fpr("abc")),
     "evaluate fpr None": (lambda: evaluate(SCORES, fpr=None), bad_fpr(None)),
@@ -153,6 +201,19 @@ def test_hostile_call_is_a_one_line_dpaudit_error(name):
     message = str(info.value)
     assert fragment in message, message
     assert "\n" not in message
+
+
+def test_object_arrays_of_plain_values_are_read_as_their_numbers():
+    """An object array of floats and of booleans (e.g. from a pandas frame) is no ragged array."""
+    scores = ScoreSet(SCORES.score.astype(object), KEEP.astype(object), 10, 20)
+    assert np.array_equal(scores.score, SCORES.score) and np.array_equal(scores.keep, KEEP)
+
+
+def test_name_cells_none_is_its_documented_default():
+    """name_cells is the one option whose default is None: None given explicitly is that default."""
+    result = audit(FRAME, "sex ⊥ y", schema=SCHEMA, measures="tc", name_cells=None)
+    assert result["tc"].options["name_cells"] is None
+    assert result["tc"].value == audit(FRAME, "sex ⊥ y", schema=SCHEMA, measures="tc")["tc"].value
 
 
 def test_every_error_is_a_value_error_so_generic_handlers_catch_it():

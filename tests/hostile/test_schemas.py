@@ -4,6 +4,7 @@ crash, an overflow, a recursion error or a silently different domain."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -47,6 +48,26 @@ BAD_SCHEMAS = [
     (COL.format('{"type": "binned"}'), "needs 'edges'"),
     (COL.format('{"type": "histogram"}'), "unknown domain type 'histogram'"),
     ('{"columns": {}, "data_derived": "no"}', '"data_derived" must be true or false'),
+    # a field of the wrong JSON type, each named with its column (a JSON object's keys were read as the list)
+    (COL.format('{"type": "categorical", "values": {"F": 1, "M": 2}}'), "column 'sex': 'values' must be a JSON list"),
+    (COL.format('{"type": "categorical", "values": {}}'), "column 'sex': 'values' must be a JSON list"),
+    (COL.format('{"type": "categorical", "values": null}'), "column 'sex': categorical values must be a list"),
+    (COL.format('{"type": "categorical", "values": true}'), "column 'sex': categorical values must be a list"),
+    (COL.format('{"type": "categorical", "values": ["F", "M"], "missing": {"F": 1}}'),
+     "column 'sex': missing={'F': 1} is not one of the declared values"),
+    (COL.format('{"type": "categorical", "values": ["F", "M"], "missing": ["F"]}'),
+     "column 'sex': missing=['F'] is not one of the declared values"),
+    (COL.format('{"type": "binned", "edges": {"0": 1, "10": 2}}'), "column 'sex': 'edges' must be a JSON list"),
+    (COL.format('{"type": "binned", "edges": null}'), "column 'sex': bin edges must be numbers in a list"),
+    (COL.format('{"type": "binned", "edges": [0, {"a": 1}]}'), "column 'sex': bin edges must be numbers"),
+    (COL.format('{"type": "binned", "edges": [0, 1], "missing": {"a": 1}}'), "missing bin's label must be a string"),
+    (COL.format('{"type": ["categorical"], "values": ["F", "M"]}'), "'type' must be the string 'categorical' or"),
+    (COL.format('{"type": null}'), "'type' must be the string 'categorical' or 'binned', got None"),
+    (COL.format("[1, 2]"), "expected an object with a 'type'"),
+    ('{"columns": null}', 'must be an object with a "columns" object'),
+    ('{"columns": "sex"}', 'must be an object with a "columns" object'),
+    ('{"columns": {}, "data_derived": null}', '"data_derived" must be true or false'),
+    ('{"columns": {}, "data_derived": {}}', '"data_derived" must be true or false'),
 ]
 
 
@@ -114,6 +135,51 @@ def test_any_json_is_a_schema_or_a_schema_error(columns):
     except SchemaError as exc:
         assert "\n" not in str(exc)
         return
-    for dom in schema.columns.values():
+    for name, dom in schema.columns.items():
         assert isinstance(dom, (Categorical, Binned)) and dom.size >= 1
+        assert isinstance(columns[name]["values" if isinstance(dom, Categorical) else "edges"], list)  # not an object
     assert Schema.from_json(schema.to_json()) == schema
+
+
+# -- a text that is neither a JSON object nor a readable path: one short line, whatever its length ---
+
+NOT_JSON_NOR_PATH = {
+    "long text": ("x" * 5000, "neither a JSON object nor the path of a readable file (File name too long"),
+    "long path-like text": ("a/" * 1500, "does not exist"),
+    "long component": ("y" * 300 + "/schema.json", "File name too long"),
+    "multi-line text": ("sex: [F, M]\ny: [0, 1]\n", "neither a JSON object nor the path of an existing file"),
+    "long multi-line text": ("sex: [F, M]\n" * 400, "File name too long"),
+    "NUL byte": ("schema\x00.json", "it holds a NUL byte"),
+    "empty text": ("", "is an empty text"),
+    "blank text": ("  \n ", "is an empty text"),
+    "JSON string": ('"columns"', "does not exist"),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_JSON_NOR_PATH))
+def test_a_text_that_is_no_json_object_nor_a_path_is_one_short_line(name):
+    text, fragment = NOT_JSON_NOR_PATH[name]
+    with pytest.raises(SchemaError) as info:
+        Schema.from_json(text)
+    message = str(info.value)
+    assert fragment in message and "\n" not in message and len(message) < 400, message
+    assert message.endswith('pass a JSON object {"columns": {...}} or the path of a schema JSON file'), message
+
+
+def test_a_long_schema_argument_is_one_line_on_the_cli(cli, workdir, small_csv):
+    csv, _, _ = small_csv
+    assert_one_line_error(cli("fairness", csv, "-c", "sex ⊥ y", "--schema", "x" * 5000, "--exact"),
+                          fragment="File name too long")
+
+
+@pytest.mark.parametrize("make,fragment", [
+    (lambda: Categorical({"F": 1, "M": 2}), "categorical values must be a list, got a mapping"),
+    (lambda: Categorical({"F", "M"}), "a set has no order"),
+    (lambda: Categorical(frozenset({1, 2})), "a set has no order"),
+    (lambda: Binned({0: 1, 10: 2}), "bin edges must be a list, got a mapping"),
+    (lambda: Binned({0, 10}), "a set has no order"),
+    (lambda: Schema({1: Categorical(["a"])}), "column names must be strings, got 1 (int)"),
+], ids=["Categorical dict", "Categorical set", "Categorical frozenset", "Binned dict", "Binned set", "Schema int name"])
+def test_unordered_or_mistyped_python_domains_are_a_schema_error(make, fragment):
+    with pytest.raises(SchemaError, match=re.escape(fragment)):
+        make()

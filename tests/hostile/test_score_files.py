@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -63,7 +64,78 @@ BAD = [
     ("empty.npz", lambda p: p.write_bytes(b""), "not an .npz archive"),
     ("single.npz", lambda p: p.write_bytes(_npy_bytes()), "holds a single array"),
     ("truncated.npz", lambda p: p.write_bytes(_good_bytes()[:300]), "not a readable .npz score file"),
+    # compressed archives (np.savez_compressed, or any zip method) damaged inside a member
+    *[(f"compressed_truncated_{n}.npz", lambda p, n=n: p.write_bytes(_compressed_bytes()[:n]),
+       "not a readable .npz score file") for n in (100, 400, 700)],
+    ("compressed_garbage.npz", lambda p: p.write_bytes(_damaged(_compressed_bytes())), "not a readable .npz score file"),
+    ("compressed_random_tail.npz", lambda p: p.write_bytes(_compressed_bytes()[:60] + bytes(range(256)) * 4),
+     "not a readable .npz score file"),
+    ("bzip2_garbage.npz", lambda p: p.write_bytes(_damaged(_zip_bytes(zipfile.ZIP_BZIP2))), "not a readable .npz"),
+    ("lzma_garbage.npz", lambda p: p.write_bytes(_damaged(_zip_bytes(zipfile.ZIP_LZMA))), "not a readable .npz"),
+    ("unknown_method.npz", lambda p: p.write_bytes(_method(_zip_bytes(zipfile.ZIP_STORED), 99)), "not a readable .npz"),
+    ("encrypted.npz", lambda p: p.write_bytes(_encrypted(_zip_bytes(zipfile.ZIP_STORED))), "is encrypted"),
+    ("huge_shape.npz", lambda p: p.write_bytes(_zip_bytes(zipfile.ZIP_STORED, score=_huge_npy())),
+     "declares an array too large to read"),
 ]
+
+
+def _compressed_bytes() -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, score=_score(), keep=KEEP, meta_json=np.array(META))
+    return buffer.getvalue()
+
+
+def _zip_bytes(method: int, **members: bytes) -> bytes:
+    """A score archive whose members are packed with ``method`` (``members`` replace .npy bytes)."""
+    import io
+
+    arrays = {"score": _score(), "keep": KEEP, "meta_json": np.array(META)}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=method) as archive:
+        for name, array in arrays.items():
+            one = io.BytesIO()
+            np.save(one, array)
+            archive.writestr(name + ".npy", members.get(name, one.getvalue()))
+    return buffer.getvalue()
+
+
+def _damaged(data: bytes) -> bytes:
+    """``data`` with 40 bytes inside the score member's packed data flipped (headers left intact)."""
+    start = data.find(b"score.npy") + len(b"score.npy") + 40
+    return data[:start] + bytes(b ^ 0x55 for b in data[start:start + 40]) + data[start + 40:]
+
+
+def _method(data: bytes, method: int) -> bytes:
+    """``data`` with every header's compression method set to ``method``."""
+    out = bytearray(data)
+    for magic, offset in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        at = out.find(magic)
+        while at >= 0:
+            out[at + offset:at + offset + 2] = method.to_bytes(2, "little")
+            at = out.find(magic, at + 4)
+    return bytes(out)
+
+
+def _encrypted(data: bytes) -> bytes:
+    """``data`` with every header's "encrypted" flag set."""
+    out = bytearray(data)
+    for magic, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = out.find(magic)
+        while at >= 0:
+            out[at + offset] |= 1
+            at = out.find(magic, at + 4)
+    return bytes(out)
+
+
+def _huge_npy() -> bytes:
+    """A .npy member whose header declares 2·10^13 float64 values (146 TiB) but holds 1280 bytes."""
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, _score())
+    return buffer.getvalue().replace(b"(8, 10)", b"(2000000000000, 10)", 1)
 
 
 def _npy_bytes() -> bytes:

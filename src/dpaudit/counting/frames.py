@@ -30,7 +30,7 @@ from dpaudit.counting.files import open_file
 from dpaudit.criteria import Criterion
 from dpaudit.schema import Categorical, Schema
 
-__all__ = ["Opened", "open_data", "declared_kinds"]
+__all__ = ["Opened", "open_data", "declared_kinds", "check_labels"]
 
 
 @dataclass(eq=False)
@@ -101,13 +101,64 @@ def _frame(data: Any, kinds: dict[str, str]) -> tuple[Any, Any]:
 
     if isinstance(data, (str, Path)):
         return open_file(Path(data), kinds)
+    check_labels(_native_labels(data))  # before narwhals: it refuses a pandas frame's repeats itself
     try:
-        return nw.from_native(data), None
+        frame = nw.from_native(data)
     except TypeError:
         raise DataError(
             f"cannot read data of type {type(data).__module__}.{type(data).__name__}; pass a pandas, "
             "polars or pyarrow table, a DuckDB relation, or the path of a CSV or Parquet file"
         ) from None
+    if frame.implementation is not nw.Implementation.POLARS:  # polars names are unique strings
+        check_labels(list(frame.columns))  # a DuckDB relation or a Spark DataFrame can repeat a name
+    return frame, None
+
+
+def _native_labels(data: Any) -> Any:
+    """The column labels of a pandas-like frame (its ``columns`` Index) or a pyarrow table (its
+    ``column_names``), else None (the labels are read off the narwhals frame)."""
+    columns = getattr(data, "columns", None)
+    if type(data).__module__.partition(".")[0] in ("pandas", "modin", "cudf") and columns is not None:
+        return columns
+    if type(data).__module__.partition(".")[0] == "pyarrow" and isinstance(getattr(data, "column_names", None), list):
+        return data.column_names
+    return None
+
+
+def check_labels(labels: Any) -> None:
+    """Refuse (DataError) column labels that are not unique strings: integers, tuples of a pandas
+    MultiIndex, None, or a name that occurs twice, naming the offending labels and the fix.
+
+    Columns are reached by name everywhere (criteria, schema, counting), so a label must be a string
+    and name exactly one column.
+    """
+    if labels is None:
+        return
+    if getattr(labels, "nlevels", 1) > 1:
+        shown = _show([tuple(label) for label in labels])
+        raise DataError(f"the data's columns have a MultiIndex of {labels.nlevels} levels ({shown}); flatten it to "
+                        "one string per column first, e.g. frame.columns = ['_'.join(map(str, c)) for c in "
+                        "frame.columns]")
+    labels = list(labels)
+    wrong = [label for label in labels if not isinstance(label, str)]
+    if wrong:
+        kinds = ", ".join(sorted({type(label).__name__ for label in wrong}))
+        raise DataError(f"column labels must be strings, but the data's {_show(wrong)} ({kinds}) "
+                        f"{'is' if len(wrong) == 1 else 'are'} not; name the columns with strings first, e.g. "
+                        "frame.columns = frame.columns.astype(str)")
+    seen: dict[str, int] = {}
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+    repeated = [f"{label!r} ({n} times)" for label, n in seen.items() if n > 1]
+    if repeated:
+        raise DataError(f"the data repeat column names: {_show(repeated, quote=False)}; give every column a distinct "
+                        "name first (rename or drop the duplicates)")
+
+
+def _show(items: Sequence[Any], *, quote: bool = True, limit: int = 5) -> str:
+    """The first ``limit`` of ``items`` (repr'd when ``quote``), with how many more."""
+    shown = ", ".join(repr(i) if quote else str(i) for i in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def declared_kinds(schema: Schema | None, columns: Iterable[str] | None = None) -> dict[str, str]:

@@ -107,7 +107,7 @@ def measure_from(spec: str | Measure, **options: Any) -> Measure:
         raise DPAuditError(f"unknown measure {spec!r}; choose from: {', '.join(MEASURES)}")
     cls = MEASURES[spec]
     accepted = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in options.items() if k in accepted and v is not None})
+    return cls(**{k: v for k, v in options.items() if k in accepted})  # None too: the measure checks it
 
 
 def option_fields() -> dict[str, list[tuple[type[Measure], dataclasses.Field[Any]]]]:

@@ -100,6 +100,7 @@ def repair_block(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *
     [66.666667, 100.0, 0.0]
     """
     _check_semantics(semantics)
+    time_limit = _check_time_limit(time_limit)  # None is no "no limit": refused, as by Repair
     table = np.asarray(counts, dtype=np.float64)
     if table.ndim != 2:
         raise ValueError(f"a block is a 2-D (P, O) table, got shape {table.shape}")

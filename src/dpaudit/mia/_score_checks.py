@@ -61,6 +61,26 @@ def check_train_size(train_size: Any, pool_size: int, *, error: type[DPAuditErro
     return whole_number("train_size", train_size, minimum=1, maximum=pool_size - 1, hint=TRAIN_SIZE_HINT, error=error)
 
 
+#: The shape of a score and a keep matrix, as messages name it.
+_SHAPE = "(n_models, n_records)"
+
+
+def _array(name: str, value: Any, *, shape: str = _SHAPE) -> np.ndarray:
+    """``value`` as a numpy array, ragged nested lists (rows of different lengths, or an object array
+    of arrays) refused with a DataError naming ``name`` and the ``shape`` expected."""
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError, OverflowError):  # "inhomogeneous shape": rows of different lengths
+        array = None
+    if array is None or (array.dtype.kind == "O" and array.size
+                         and any(isinstance(v, (list, tuple, np.ndarray)) for v in array.flat)):
+        lengths = sorted({len(row) for row in value if hasattr(row, "__len__")}) if hasattr(value, "__iter__") else []
+        found = f" (rows of {', '.join(map(str, lengths[:5]))} entries)" if len(lengths) > 1 else ""
+        raise DataError(f"{name} is ragged{found}: it must be a rectangular array of shape {shape}, every row "
+                        "the same length; pad or drop entries so that it is")
+    return array
+
+
 def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
     """Validate a score matrix and its keep matrix; return them as float64 and bool arrays.
 
@@ -69,18 +89,25 @@ def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
     record IN in ≥ 3 and OUT in ≥ 3 models). Raises :class:`DataError` naming the first violation. No copy when the inputs already have
     the right dtypes.
     """
-    if np.iscomplexobj(score):
+    score, keep = _array("score", score), _array("keep", keep)
+    if np.iscomplexobj(score) or (score.dtype.kind == "O" and any(isinstance(v, complex) for v in score.flat)):
         raise DataError("score must be real numbers, got complex values; pass the real scores")
-    try:
-        score = np.asarray(score, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DataError("score must be an array of real numbers of shape (n_models, n_records)") from None
-    keep = np.asarray(keep)
+    if score.dtype.kind not in "biuf" or score.dtype.kind == "O":  # text, dates, objects: convert only objects
+        try:
+            if score.dtype.kind != "O":
+                raise TypeError(score.dtype)
+            score = score.astype(np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise DataError(f"score must be an array of real numbers of shape {_SHAPE}, got dtype {score.dtype}; "
+                            "pass float scores") from None
+    score = score.astype(np.float64, copy=False)
     for name, value in (("score", score), ("keep", keep)):
         if value.ndim != 2:
-            raise DataError(f"{name} must be 2-D (n_models, n_records), got shape {value.shape}")
+            raise DataError(f"{name} must be 2-D {_SHAPE}, got shape {value.shape}; pass one row per model and one "
+                            "column per pool record")
     if score.shape != keep.shape:
-        raise DataError(f"score and keep must have the same shape, got {score.shape} and {keep.shape}")
+        raise DataError(f"score and keep must have the same shape, got {score.shape} and {keep.shape}; both are "
+                        f"{_SHAPE}, one row per model and one column per pool record")
     finite = np.isfinite(score)
     if not finite.all():
         bad = np.argwhere(~finite)
@@ -98,7 +125,7 @@ def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
             f"model {m}, record {x}); their fourth powers overflow the normality check: rescale the scores"
         )
     if keep.dtype != np.bool_:
-        if keep.dtype.kind not in "iuf" or not np.isin(keep, (0, 1)).all():
+        if keep.dtype.kind not in "iufO" or not np.isin(keep, (0, 1)).all():
             raise DataError(f"keep must be boolean (or integers 0/1), got dtype {keep.dtype} with other values")
         keep = keep.astype(bool)
     n_models = score.shape[0]
@@ -122,7 +149,7 @@ def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def check_record_ids(ids: Any, pool_size: int) -> np.ndarray:
     """The records' identifiers as an int64 array of N+ distinct integers, else a DataError."""
-    found = np.asarray(ids)
+    found = _array("record_ids", ids, shape=f"({pool_size:,},)")
     if found.shape != (pool_size,) or found.dtype.kind not in "iu":
         raise DataError(f"record_ids must be {pool_size:,} integers (one per pool record), got an array of dtype "
                         f"{found.dtype} and shape {found.shape}")

@@ -60,8 +60,10 @@ ScoreSet(n_models=8, n_records=5, train_size=2, pool_size=5, meta={'model': 'toy
 from __future__ import annotations
 
 import json
+import lzma
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +92,11 @@ __all__ = ["ScoreSet", "check_score_keep", "check_train_size", "max_abs_score", 
 FORMAT_NAME = "dpaudit.scoreset"
 FORMAT_VERSION = 1
 _ARRAYS = ("score", "keep", "meta_json")
+#: What reading a damaged archive raises: numpy's ValueError/EOFError on a bad .npy header or short data,
+#: zipfile's BadZipFile (bad CRC, bad header), zlib/bz2/lzma errors from a damaged compressed member,
+#: NotImplementedError for an unknown compression method or zip version, RuntimeError for an encrypted one.
+_CORRUPT = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, NotImplementedError,
+            RuntimeError)
 
 
 class ScoreShape:
@@ -283,8 +290,13 @@ class ScoreSet(ScoreShape):
                     ids = archive["record_ids"] if "record_ids" in archive else None
             except DataError:
                 raise
-            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-                raise DataError(f"{path}: not a readable .npz score file ({exc})") from None
+            except MemoryError:
+                raise DataError(f"{path}: declares an array too large to read; the file is corrupt or not a score "
+                                "file, write it again with ScoreSet.save or np.savez") from None
+            except _CORRUPT as exc:  # a truncated, bit-flipped or foreign archive, however its member is packed
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+                raise DataError(f"{path}: not a readable .npz score file ({reason}); the file is corrupt or truncated, "
+                                "write it again with ScoreSet.save or np.savez") from None
         header = _parse_header(path, meta_json)
         try:
             return cls(score, keep, train_size=header["train_size"], pool_size=header["pool_size"], meta=header["meta"],

@@ -35,10 +35,11 @@ import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._io import atomic_open, atomic_write_text, check_writable, temporary_sibling
+from dpaudit.counting.files import file_kind
 from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.train.models import ModelFailure
 
-__all__ = ["RUN_FORMAT", "RUN_VERSION", "versions", "check_run_size", "check_run_dir", "resume_run", "create_run", "discard_run", "RunWriter",
+__all__ = ["RUN_FORMAT", "RUN_VERSION", "versions", "check_run_size", "check_run_dir", "resume_run", "check_layout", "create_run", "discard_run", "RunWriter",
            "finished_models", "check_scores", "save_score", "read_score", "load_run"]
 
 RUN_FORMAT = "dpaudit.mia.run"
@@ -114,6 +115,8 @@ def check_run_dir(out_dir: object, *, resume: bool) -> Path:
         if resume and not started:
             state = "does not exist" if not out.exists() else "holds no run (no run.json)"
             raise DataError(f"nothing to resume: {out} {state}; drop --resume (resume=False) to start a new run")
+        if resume:
+            check_layout(out)
         if not resume and out.is_dir() and any(out.iterdir()):
             raise DataError(f"{out} is not empty; pass resume=True (--resume) to continue that run, or choose a new "
                             "directory")
@@ -124,6 +127,28 @@ def check_run_dir(out_dir: object, *, resume: bool) -> Path:
     except OSError as exc:
         raise DataError(f"cannot write the run directory {str(out)!r}: {exc.strerror or exc}") from None
     return out
+
+
+def check_layout(out: Path) -> None:
+    """Refuse (DataError) a run directory whose entries are of the wrong kind: ``run.json`` or
+    ``keep.npy`` that is not a regular file, ``scores`` that is not a folder (a file, a dangling link),
+    a ``scores/model_NNNNN.npy`` that is not a regular file. Entries that are absent pass (they are
+    checked where they are read)."""
+    entries = [(out / "run.json", False), (out / "keep.npy", False), (out / "scores", True)]
+    if (out / "scores").is_dir():
+        entries += [(path, False) for path in sorted((out / "scores").glob("model_*.npy"))]
+    for path, folder in entries:
+        if not path.exists() and not path.is_symlink():
+            continue
+        if path.is_dir() if folder else path.is_file():
+            continue
+        kind = "a dangling link" if not path.exists() else "a file" if folder else file_kind(path) or "not a file"
+        if folder:
+            raise DataError(f"{path} is {kind}, not the folder of the models' scores; move or delete it, then "
+                            "resume (the models are trained again)")
+        fix = ("delete it and resume to retrain that model" if path.parent.name == "scores" else
+               "the run directory is corrupt: delete it and train again")
+        raise DataError(f"{path} is {kind}, not a regular file; {fix}")
 
 
 def create_run(out: Path, header: dict[str, Any], keep: np.ndarray) -> list[Path]:
@@ -228,9 +253,11 @@ def resume_run(out: Path, header: dict[str, Any], keep: np.ndarray) -> list[int]
                         "would not be bit-identical; finish it with the original versions or start a new directory")
     if not np.array_equal(_read_keep(out, config), keep):
         raise DataError(f"{out}/keep.npy does not match the configuration's keep matrix; the run directory is corrupt")
+    check_layout(out)
     (out / "scores").mkdir(exist_ok=True)
     for stale in (out / "scores").glob("*.tmp"):  # left by a killed run (hidden temporaries and older names)
-        stale.unlink()
+        if stale.is_file() or stale.is_symlink():  # a folder of that name is none of ours
+            stale.unlink()
     done = finished_models(out, config["n_models"])
     for m in done:
         read_score(out, m, config["pool_size"])
@@ -267,7 +294,7 @@ def _read_keep(out: Path, cfg: dict[str, Any]) -> np.ndarray:
                         "incomplete: delete it and train again")
     try:
         keep = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, MemoryError) as exc:
         raise DataError(f"{path} is corrupt ({exc})") from None
     want = (cfg["n_models"], cfg["pool_size"])
     if keep.dtype != np.bool_ or keep.shape != want:
@@ -279,7 +306,7 @@ def read_score(out: Path, m: int, pool_size: int) -> np.ndarray:
     path = _score_path(out, m)
     try:
         row = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
+    except (ValueError, OSError, EOFError, MemoryError) as exc:
         raise DataError(f"{path} is corrupt ({exc}); delete it and resume to retrain that model") from None
     problem = check_scores(row, pool_size)
     if problem:
@@ -305,6 +332,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> ScoreSet:
     out = Path(run_dir)
     if not out.is_dir():
         raise DataError(f"{out} is not a directory (expected a run directory written by dpaudit mia train)")
+    check_layout(out)
     header = _read_header(out)
     cfg = header["config"]
     keep = _read_keep(out, cfg)
