@@ -117,10 +117,10 @@ def _frame(data: Any, kinds: dict[str, str]) -> tuple[Any, Any]:
 def _native_labels(data: Any) -> Any:
     """The column labels of a pandas-like frame (its ``columns`` Index) or a pyarrow table (its
     ``column_names``), else None (the labels are read off the narwhals frame)."""
-    columns = getattr(data, "columns", None)
-    if type(data).__module__.partition(".")[0] in ("pandas", "modin", "cudf") and columns is not None:
-        return columns
-    if type(data).__module__.partition(".")[0] == "pyarrow" and isinstance(getattr(data, "column_names", None), list):
+    library = type(data).__module__.partition(".")[0]  # first: a polars LazyFrame's .columns resolves its schema
+    if library in ("pandas", "modin", "cudf"):
+        return getattr(data, "columns", None)
+    if library == "pyarrow" and isinstance(getattr(data, "column_names", None), list):
         return data.column_names
     return None
 
