@@ -8,7 +8,6 @@ and a document the schema refuses is refused by ``read_json`` too, naming the sa
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
@@ -22,9 +21,10 @@ from dpaudit.mia.evaluate import evaluate
 from dpaudit.mia.simulate import gaussian_scores
 from dpaudit.report.json import read_json, render_json
 from dpaudit.report.json_schema import KINDS, VERSION, document_schema, file_name, render_schema, schema_id
+from tests.hostile.test_result_files import DELETE
+from tests.hostile.test_result_files import mutate as _mutate
 
 FOLDER = Path(__file__).resolve().parents[1] / "docs" / "schema"
-DELETE = object()
 
 
 @pytest.fixture(scope="module")
@@ -64,18 +64,6 @@ def test_the_schema_is_a_versioned_draft_2020_12_schema(kind):
 def test_a_saved_document_is_valid(docs, name, kind):
     _validator(kind).validate(docs[name])
     assert list(_validator("mia" if kind == "audit" else "audit").iter_errors(docs[name]))
-
-
-def _mutate(doc: dict, path: tuple, value: object) -> dict:
-    doc = copy.deepcopy(doc)
-    parent = doc
-    for key in path[:-1]:
-        parent = parent[key]
-    if value is DELETE:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
-    return doc
 
 
 # name: (document, path, value, the field both the schema and read_json name)
