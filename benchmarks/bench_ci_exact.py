@@ -3,7 +3,7 @@
 Run from the repository root (needs the shared datasets)::
 
     DPAUDIT_DATA=/path/to/datasets python benchmarks/bench_ci_exact.py
-    python benchmarks/bench_ci_exact.py --dataset compas --time-limit 30 --repeat 3
+    python benchmarks/bench_ci_exact.py --dataset compas --work-limit 30 --repeat 3
 
 U_R ``ci`` of a block is the L1 distance of its count table to the nearest non-negative rank-1 table.
 Where both sides of a block have three or more values with data, dpaudit used to report two bounds:
@@ -17,7 +17,7 @@ process (a, b, b, a, …),
 ``before``
     the bounds alone (``_ci_upper`` + ``_pairing_lower``, what ``ci_block`` returned before);
 ``after``
-    ``ci_block`` with the branch and bound at ``--time-limit`` seconds per block (default: the
+    ``ci_block`` with the branch and bound at ``--work-limit`` work units per block (default: the
     library's, 30),
 
 and prints the criterion's time before and after (sums of per-block medians) with their ratio, and the
@@ -40,7 +40,7 @@ from _suite.timing import interleaved, median
 from dpaudit import Criterion, count_tables, datasets
 from dpaudit.measures._block import BlockRepair
 from dpaudit.measures._ci import TOLERANCE, _ci_upper, _pairing_lower, ci_block
-from dpaudit.measures.repair import DEFAULT_TIME_LIMIT
+from dpaudit.measures._limits import DEFAULT_WORK_LIMIT, Limits
 
 
 def multi_valued_blocks(name: str) -> list[tuple[str, list[np.ndarray]]]:
@@ -66,23 +66,23 @@ def bounds_before(sub: np.ndarray) -> tuple[float, float]:
     return max(_pairing_lower(sub), _pairing_lower(sub.T)), upper
 
 
-def time_block(sub: np.ndarray, time_limit: float, repeat: int) -> tuple[float, float, tuple[float, float], BlockRepair]:
+def time_block(sub: np.ndarray, work_limit: float, repeat: int) -> tuple[float, float, tuple[float, float], BlockRepair]:
     """Median seconds before and after (interleaved rounds), the bounds before and the block after."""
     results: dict[str, Any] = {}
     times = interleaved({
         "before": lambda: results.__setitem__("before", bounds_before(sub)),
-        "after": lambda: results.__setitem__("after", ci_block(sub, time_limit=time_limit)),
+        "after": lambda: results.__setitem__("after", ci_block(sub, limits=Limits(work_limit))),
     }, repeat, warmup=0)
     return median(times["before"]), median(times["after"]), results["before"], results["after"]
 
 
-def run(name: str, time_limit: float, repeat: int) -> list[dict[str, object]]:
+def run(name: str, work_limit: float, repeat: int) -> list[dict[str, object]]:
     rows = []
     for criterion, blocks in multi_valued_blocks(name):
         t_before = t_after = gap_before = gap_after = upper_before = upper_after = 0.0
         statuses: dict[str, int] = {}
         for sub in blocks:
-            before_s, after_s, (lo, up), block = time_block(sub, time_limit, repeat)
+            before_s, after_s, (lo, up), block = time_block(sub, work_limit, repeat)
             t_before, t_after = t_before + before_s, t_after + after_s
             gap_before, upper_before = gap_before + up - lo, upper_before + up
             gap_after, upper_after = gap_after + block.upper - block.lower, upper_after + block.upper
@@ -102,20 +102,20 @@ def run(name: str, time_limit: float, repeat: int) -> list[dict[str, object]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", action="append", help="registered dataset (repeatable; default: all)")
-    ap.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT,
-                    help=f"branch and bound seconds per block (default {DEFAULT_TIME_LIMIT:g}, the library's)")
+    ap.add_argument("--work-limit", type=float, default=DEFAULT_WORK_LIMIT,
+                    help=f"branch and bound work units per block (default {DEFAULT_WORK_LIMIT:g}, the library's)")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per block (medians)")
     args = ap.parse_args()
     if not os.environ.get("DPAUDIT_DATA"):
         print("set DPAUDIT_DATA to the shared datasets folder", file=sys.stderr)
         return 2
     print(f"python {platform.python_version()} | {os.cpu_count()} CPU(s) | load {os.getloadavg()[0]:.2f} | "
-          f"time limit {args.time_limit:g} s per block | tolerance {TOLERANCE:g} | {args.repeat} round(s)")
+          f"work limit {args.work_limit:g} per block | tolerance {TOLERANCE:g} | {args.repeat} round(s)")
     print(f"{'dataset':<18} {'criterion':<42} {'blk':>3} {'before s':>9} {'after s':>9} {'ratio':>9} "
           f"{'gap before (rel)':>22} {'gap after (rel)':>20}  statuses after")
     rows = []
     for name in args.dataset or datasets.names():
-        rows += run(name, args.time_limit, args.repeat)
+        rows += run(name, args.work_limit, args.repeat)
     closed = sum(r["statuses"].get("exact", 0) for r in rows)  # type: ignore[union-attr]
     total = sum(int(r["blocks"]) for r in rows)  # type: ignore[call-overload]
     exact_criteria = sum(r["statuses"].get("exact", 0) == r["blocks"] for r in rows)  # type: ignore[union-attr]

@@ -5,11 +5,12 @@ Run from the repository root (rerunnable: it replaces the table between its mark
     DPAUDIT_DATA=/path/to/datasets python benchmarks/repair_table.py            # writes docs/datasets.md
     python benchmarks/repair_table.py --dataset compas --semantics bag --print  # a part, to stdout
 
-Each criterion is audited exactly (curator mode) with ``Repair(semantics=...)`` at the default time
-limit (per block), one audit per criterion and semantics so its wall time is its own (counting
-included). The status column sums up the blocks' statuses (``exact``, ``bounds``: the method's bounds
-do not meet, ``timed out``: a solver's time limit left a gap); the value is the released lower bound,
-with the upper bound beside it when they differ.
+Each criterion is audited exactly (curator mode) with ``Repair(semantics=...)`` at the default work
+limit (per block; deterministic, so the values and statuses are the same on every machine), one audit
+per criterion and semantics so its wall time is its own (counting included; the time column is the
+only machine-dependent one). The status column sums up the blocks' statuses (``exact``, ``bounds``:
+the method's bounds do not meet, ``work limit``: the solvers' work budget left a gap); the value is
+the released lower bound, with the upper bound beside it when they differ.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from pathlib import Path
 import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 
 from dpaudit import audit, datasets
+from dpaudit.details.repair import REPAIR_STATUSES
 from dpaudit.measures import Repair
-from dpaudit.measures.repair import DEFAULT_TIME_LIMIT, SEMANTICS
+from dpaudit.measures._limits import DEFAULT_WORK_LIMIT
+from dpaudit.measures.repair import SEMANTICS
 from dpaudit.results import RepairDetails
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "datasets.md"
@@ -62,10 +65,10 @@ def table(rows: list[list[str]]) -> str:
 
 def section(rows: list[list[str]], total: float) -> str:
     statuses = [r[5].split(" (")[0] for r in rows]
-    summary = ", ".join(f"{statuses.count(s)} {s}" for s in ("exact", "bounds", "timed out") if statuses.count(s))
+    summary = ", ".join(f"{statuses.count(s)} {s}" for s in REPAIR_STATUSES if statuses.count(s))
     return "\n".join([
         START,
-        f"U_R of every preset criterion, exact mode, default time limit {DEFAULT_TIME_LIMIT:g} s per block "
+        f"U_R of every preset criterion, exact mode, default work limit {DEFAULT_WORK_LIMIT:g} per block "
         f"(python {platform.python_version()}, {platform.machine()}; {len(rows)} rows: {summary}; "
         f"{total:.0f} s in all). Regenerate with `python benchmarks/repair_table.py`.",
         "",

@@ -177,6 +177,7 @@ def counting_spy(monkeypatch):
     ({"measures": ["tc"], "cells": "observed", "name_cells": 2, "epsilon": 1.0}, "naming top cells privately"),
     ({"measures": ["repair"], "semantics": "foo"}, "semantics must be one of ci, bag, set"),
     ({"measures": ["repair"], "time_limit": -1}, "time_limit must be a finite number > 0"),
+    ({"measures": ["repair"], "work_limit": -1}, "work_limit must be a finite number > 0"),
     ({"measures": ["tvd"], "k": 3}, "option k configures tc, which is not among the measures"),
     ({"measures": ["tvd", "nope"]}, "unknown measure 'nope'"),
     ({"measures": []}, "no measures requested"),

@@ -192,7 +192,7 @@ def test_repair_json_and_table(csv_file, semantics):
     assert exact.exit_code == 0, exact.output
     rep = json.loads(exact.stdout)["measures"]["repair"]
     assert rep["semantics"] == semantics and rep["sensitivity"] == (2.002 if semantics == "ci" else 2.0) and rep["exact"] is True
-    assert rep["options"] == {"semantics": semantics, "time_limit": 30.0}
+    assert rep["options"] == {"semantics": semantics, "work_limit": 30.0, "time_limit": None}
     assert rep["value"] == pytest.approx(sum(b["value"] for b in rep["per_block"]))
     table = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--semantics", semantics, "--exact", "--schema", schema)
     assert table.exit_code == 0 and f"U_R ({semantics}) repair" in table.stdout
@@ -262,10 +262,12 @@ def test_datasets_commands():
     assert no_preset.exit_code == 2 and "has no preset 'paper'; presets: default" in no_preset.stderr
 
 
-def test_time_limit_option_reaches_the_repair(csv_file):
+def test_work_and_time_limit_options_reach_the_repair(csv_file):
     path, schema = csv_file
-    ok = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--semantics", "bag", "--time-limit", "2.5",
-             "--exact", "--schema", schema, "--json")
-    assert json.loads(ok.stdout)["measures"]["repair"]["options"]["time_limit"] == 2.5
-    bad = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--time-limit", "0", "--exact", "--schema", schema)
-    assert bad.exit_code == 2 and "time_limit must be a finite number > 0" in bad.stderr
+    ok = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", "--semantics", "bag", "--work-limit", "4",
+             "--time-limit", "2.5", "--exact", "--schema", schema, "--json")
+    assert json.loads(ok.stdout)["measures"]["repair"]["options"] == {"semantics": "bag", "work_limit": 4.0,
+                                                                       "time_limit": 2.5}
+    for flag, name in (("--time-limit", "time_limit"), ("--work-limit", "work_limit")):
+        bad = run("fairness", path, "-c", "g ⊥ y", "-m", "repair", flag, "0", "--exact", "--schema", schema)
+        assert bad.exit_code == 2 and f"{name} must be a finite number > 0" in bad.stderr

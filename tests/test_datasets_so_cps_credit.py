@@ -153,9 +153,9 @@ def test_every_declared_column_fits(frame_of, name):
 def test_presets_audit_finite(frame_of, name):
     frame, schema = frame_of(name)
     for preset_name, criteria in datasets.info(name).presets.items():
-        # A short per-block limit: some ci blocks here are left with bounds (docs/datasets.md), which
-        # must still be finite; the time limit itself is tested in test_repair.py.
-        res = audit(frame, list(criteria), schema=schema, measures=("tvd", "tc", Repair(time_limit=0.5)))
+        # A short per-block work limit: some ci blocks here are left with bounds (docs/datasets.md), which
+        # must still be finite; the limits themselves are tested in test_ci_exact.py / test_repair_hybrid.py.
+        res = audit(frame, list(criteria), schema=schema, measures=("tvd", "tc", Repair(work_limit=0.5)))
         for measure in ("tvd", "tc", "repair"):
             values = res[measure].per_criterion
             assert len(values) == len(criteria)

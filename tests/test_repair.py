@@ -116,14 +116,14 @@ def test_solver_fallback_matches_enumeration(monkeypatch):
     monkeypatch.setattr(center_module, "ENUMERATION_LIMIT", 1)
     for semantics, values in exact.items():
         for t, value in zip(tables, values):
-            res = repair_block(t, semantics, time_limit=20)
-            assert res.method.startswith("RC2 + CP-SAT") and "gap closed by" in res.method
-            assert res.exact and res.status == "exact" and not res.timed_out and res.lower == value
+            res = repair_block(t, semantics, work_limit=20)
+            assert res.method.startswith("CP-SAT + RC2") and "gap closed by" in res.method
+            assert res.exact and res.status == "exact" and res.stopped_by is None and res.lower == value
     # CP-SAT alone (no RC2) still proves these small blocks
     monkeypatch.setattr(center_module, "rc2_available", lambda: False)
     monkeypatch.setattr("dpaudit.measures._center_rc2.rc2_available", lambda: False)
     for t, value in zip(tables, exact["bag"]):
-        res = repair_block(t, "bag", time_limit=20)
+        res = repair_block(t, "bag", work_limit=20)
         assert res.method.startswith("CP-SAT (RC2 unavailable") and res.exact and res.lower == value
 
 
@@ -174,16 +174,18 @@ def test_audit_dp_release_and_caveat_on_timeouts(monkeypatch):
     res = audit(df, "g ⊥ y", measures=("repair",), schema=schema, epsilon=1.0, semantics="bag")
     assert res.dp and res["repair"].release.scale == 2.0 and "per_block" not in res.to_dict()["measures"]["repair"]
     monkeypatch.setattr(center_module, "ENUMERATION_LIMIT", 1)
-    monkeypatch.setattr(center_module, "solve_hybrid", lambda rows, binary, time_limit: Hybrid(
-        0.0, float(rows.sum()), np.zeros(rows.shape[1]), None, True, time_limit))
+    monkeypatch.setattr(center_module, "solve_hybrid", lambda rows, binary, limits: Hybrid(
+        0.0, float(rows.sum()), np.zeros(rows.shape[1]), None, "work limit", limits.work))
     res = audit(df, "g ⊥ y", measures=("repair",), schema=schema, epsilon=1.0, semantics="bag")
     assert not res.dp
-    assert any("solver limit" in r for r in res["repair"].release.reasons)
+    assert any("the work limit of 30 units per block" in r for r in res["repair"].release.reasons)
 
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"semantics": "nope"}, "semantics must be one of ci, bag, set"),
     ({"time_limit": 0}, "time_limit must be a finite number > 0"),
+    ({"work_limit": 0}, "work_limit must be a finite number > 0"),
+    ({"work_limit": None}, "work_limit must be a finite number > 0, got None"),
 ])
 def test_bad_repair_options(kwargs, message):
     df, schema = _frame()

@@ -26,7 +26,7 @@ CRITERIA = {
 MEASURE_OPTIONS = (
     [("tvd", {})]
     + [("tc", {"k": k, "cells": cells}) for k in (1, 2, 5, 500) for cells in ("domain", "observed")]
-    + [("repair", {"semantics": s, "time_limit": 30.0}) for s in ("ci", "bag", "set")]
+    + [("repair", {"semantics": s, "work_limit": 30.0, "time_limit": None}) for s in ("ci", "bag", "set")]
 )
 
 

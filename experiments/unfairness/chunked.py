@@ -31,7 +31,7 @@ CHUNK = "_chunk"
 SEMANTICS = ("bag", "ci")
 MAX_ROWS, QUICK_MAX_ROWS = 30_000, 3_000
 MAX_CI_CELLS = 70
-CHUNK_TIME_LIMIT = 1.0
+CHUNK_WORK_LIMIT = 1.0
 
 
 def chunked_tables(frame: Any, schema: Schema, criteria: list[Criterion], rows: int = CHUNK_ROWS) -> list[Any]:
@@ -55,8 +55,8 @@ def run(config: Config) -> dict[str, Any]:
             for semantics in SEMANTICS:
                 if semantics == "ci" and exact_t.counts[0].size > MAX_CI_CELLS:
                     continue
-                measure = Repair(semantics=semantics, time_limit=config.time_limit)
-                per_chunk = Repair(semantics=semantics, time_limit=min(config.time_limit, CHUNK_TIME_LIMIT))
+                measure = Repair(semantics=semantics, work_limit=config.work_limit)
+                per_chunk = Repair(semantics=semantics, work_limit=min(config.work_limit, CHUNK_WORK_LIMIT))
                 exact, t_exact = timed(lambda m=measure, t=exact_t: m.assess([t], details=False))
                 chunked, t_chunked = timed(lambda m=per_chunk, t=split_t: m.assess([t], details=False))
                 value, approx = exact.per_criterion[0], chunked.per_criterion[0]

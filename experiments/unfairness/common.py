@@ -33,8 +33,8 @@ FULL_DATASETS = ("adult", "census", "compas", "compas-two-years", "cps1988", "cp
 QUICK_DATASETS = ("healthcare", "compas-two-years")
 #: Rows of the census generator standing in for IPUMS-CPS in the per-dataset experiments.
 CENSUS_ROWS, QUICK_CENSUS_ROWS = 200_000, 20_000
-#: U_R solver limit per block in ``--quick`` runs (a full run uses the library default, 30 s).
-QUICK_TIME_LIMIT = 0.25
+#: U_R work limit per block (work units) in ``--quick`` runs (a full run uses the library default, 30).
+QUICK_WORK_LIMIT = 0.25
 
 
 @dataclass(frozen=True)
@@ -45,14 +45,14 @@ class Config:
     quick: bool = False
     seed: int = 0
     datasets: tuple[str, ...] = field(default=())
-    #: Solver limit per U_R block (seconds): the library default in a full run.
-    time_limit: float = 30.0
+    #: Work limit per U_R block (work units, :mod:`dpaudit.measures._limits`): the library default in a full run.
+    work_limit: float = 30.0
 
     def __post_init__(self) -> None:
         if not self.datasets:
             object.__setattr__(self, "datasets", QUICK_DATASETS if self.quick else FULL_DATASETS)
         if self.quick:
-            object.__setattr__(self, "time_limit", min(self.time_limit, QUICK_TIME_LIMIT))
+            object.__setattr__(self, "work_limit", min(self.work_limit, QUICK_WORK_LIMIT))
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -101,8 +101,8 @@ def measures(config: Config) -> dict[str, Measure]:
     return {
         "tvd": TVD(),
         "tc": TopContribution(),
-        "repair_ci": Repair(semantics="ci", time_limit=config.time_limit),
-        "repair_bag": Repair(semantics="bag", time_limit=config.time_limit),
+        "repair_ci": Repair(semantics="ci", work_limit=config.work_limit),
+        "repair_bag": Repair(semantics="bag", work_limit=config.work_limit),
     }
 
 

@@ -37,10 +37,10 @@ def closed_forms(t: float, n: int) -> dict[str, float]:
             "repair_ci": 2 * n * t / (1 + t), "repair_bag": n * min(2 * t, 1.0), "repair_set": 1.0 if t == 1 else 0.0}
 
 
-def measured(counts: np.ndarray, time_limit: float) -> dict[str, float]:
+def measured(counts: np.ndarray, work_limit: float) -> dict[str, float]:
     return {"tvd": u_mi_tvd(counts), "tc_domain": u_tc(counts, k=4), "tc_observed": u_tc(counts, k=4, cells="observed"),
             "mi_bits": mutual_information(counts, base=2.0),
-            **{f"repair_{s}": Repair(semantics=s, time_limit=time_limit).value(counts) for s in ("ci", "bag", "set")}}
+            **{f"repair_{s}": Repair(semantics=s, work_limit=work_limit).value(counts) for s in ("ci", "bag", "set")}}
 
 
 def growth_exponent(ts: list[float], values: list[float]) -> float:
@@ -67,7 +67,7 @@ def run(config: Config) -> dict[str, Any]:
     for t in LEVELS:
         frame, schema = flip(n, t, seed=config.seed)
         counts = count_tables(frame, crit, schema)[0].counts
-        got, want = measured(counts, config.time_limit), closed_forms(t, n)
+        got, want = measured(counts, config.work_limit), closed_forms(t, n)
         rows.append({"t": t, "n_per_group": n, **got, **{f"closed_{k}": v for k, v in want.items()}})
     keys = [k for k in rows[0] if k not in ("t", "n_per_group") and not k.startswith("closed_")]
     ts = [r["t"] for r in rows]

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         result["seconds"] = time.perf_counter() - start
         result["doc"] = (EXPERIMENTS[name].__doc__ or "").split("\n\n", 1)[-1].strip()
         result["config"] = {"quick": config.quick, "seed": config.seed, "datasets": list(config.datasets),
-                            "time_limit": config.time_limit}
+                            "work_limit": config.work_limit}
         common.save(result, args.out)
         print(f"[{name}] done in {result['seconds']:.1f} s", flush=True)
     results = {}

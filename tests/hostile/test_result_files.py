@@ -173,7 +173,7 @@ CASES = {
     "block upper text": ("exact", ("measures", "repair", "per_block", 0, "upper"), "x",
                          "field measures.repair.per_block[0].upper must be a finite number (or inf), got 'x'"),
     "block status unknown": ("exact", ("measures", "repair", "per_block", 0, "status"), "done",
-                             "field measures.repair.per_block[0].status must be one of exact, bounds, timed out"),
+                             "field measures.repair.per_block[0].status must be one of exact, bounds, work limit, timed out"),
     "change count text": ("exact", ("measures", "repair", "per_block", 0, "changes", 0, "count"), "65",
                           "field measures.repair.per_block[0].changes[0].count must be an integer >= 0"),
     "semantics unknown": ("exact", ("measures", "repair", "semantics"), "multiset",

@@ -115,8 +115,13 @@ def fairness(
     ),
     semantics: str | None = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
                                             f"(default {Repair.semantics})."),
-    time_limit: float | None = typer.Option(None, "--time-limit", help="U_R: solver seconds per block, ci branch "
-                                            f"and bound or bag/set RC2 + CP-SAT (default {Repair.time_limit:g})."),
+    work_limit: float | None = typer.Option(
+        None, "--work-limit", help="U_R: solver work units per block (≈ seconds on the reference machine, counted in "
+                                   "the solvers' own work, so the same answer on every machine; default "
+                                   f"{Repair.work_limit:g})."),
+    time_limit: float | None = typer.Option(
+        None, "--time-limit", help="U_R: also stop a block's solvers after this many seconds (off by default: a block "
+                                   "it stops depends on the machine's load; recorded in the result)."),
     option: list[str] = typer.Option(
         [], "--option", metavar="NAME=VALUE",
         help="Any measure option by its name (the fields of the measure classes, e.g. k=10, semantics=bag), "
@@ -155,7 +160,7 @@ def fairness(
         fail("--ledger records DP releases; it needs --epsilon (exact values spend no budget)")
     shares = _parse_split(split)
     options = _measure_options({"k": k, "cells": cells, "name_cells": name_cells, "semantics": semantics,
-                                "time_limit": time_limit}, option)
+                                "work_limit": work_limit, "time_limit": time_limit}, option)
     criteria = _criteria_with_preset(data, criterion, preset)
     resolve_measures(measure, **options)  # the measures and their options, before any data are opened
     new_ledger = ledger is not None and not ledger.exists()

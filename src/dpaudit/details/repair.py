@@ -19,8 +19,8 @@ __all__ = ["SEMANTICS", "REPAIR_STATUSES", "CellChange", "BlockRepairDetail", "R
 #: U_R's repair semantics (:class:`dpaudit.measures.Repair`): conditional independence, bag, set.
 SEMANTICS = ("ci", "bag", "set")
 #: The status of a U_R block's repair: the minimum is known, the method gives bounds that need not
-#: meet, or a solver's time limit left a gap.
-REPAIR_STATUSES = ("exact", "bounds", "timed out")
+#: meet, the solvers' work budget left a gap (deterministic), or an explicit wall-clock time limit did.
+REPAIR_STATUSES = ("exact", "bounds", "work limit", "timed out")
 _TERMINAL_BLOCKS, _TERMINAL_CHANGES = 5, 4  # the terminal: the same, shorter
 
 
@@ -49,8 +49,9 @@ class BlockRepairDetail:
     ``ci`` repairs list ``changes``; ``bag``/``set`` repairs list the protected groups ``kept`` and
     ``deleted`` and the outcome counts ``target`` every kept group is given. ``status`` is one of
     :data:`REPAIR_STATUSES`: ``"exact"`` (the minimum is known), ``"bounds"`` (the method gives
-    bounds that need not meet) or ``"timed out"`` (a solver's time limit left a gap); a document
-    written before the field existed gets it from ``exact`` and ``method``.
+    bounds that need not meet), ``"work limit"`` (the solvers' work budget left a gap: the same on every
+    machine) or ``"timed out"`` (an explicit wall-clock time limit left a gap); a document written
+    before the field existed gets it from ``exact`` and ``method``.
     """
 
     criterion: str
@@ -94,7 +95,8 @@ class RepairDetails(Details):
     """U_R's curator view: every non-empty block's repair.
 
     ``status`` sums up the blocks': ``"exact"`` when every block is, else ``"timed out"`` when a
-    solver's time limit left a gap in some block, else ``"bounds"``; :meth:`status_counts` counts them.
+    wall-clock limit left a gap in some block, else ``"work limit"`` when the work budget did, else
+    ``"bounds"``; :meth:`status_counts` counts them.
     """
 
     semantics: Annotated[str, Choice(SEMANTICS)]
@@ -108,16 +110,17 @@ class RepairDetails(Details):
     @property
     def status(self) -> str:
         statuses = {b.status for b in self.per_block}
-        return ("exact" if self.exact and statuses <= {"exact"} else "timed out" if "timed out" in statuses
-                else "bounds")
+        if self.exact and statuses <= {"exact"}:
+            return "exact"
+        return next((s for s in ("timed out", "work limit") if s in statuses), "bounds")
 
     def status_counts(self) -> dict[str, int]:
-        """How many blocks are exact, bounds, timed out (only the statuses that occur, in that order)."""
+        """How many blocks are exact, bounds, work limit, timed out (only the statuses that occur, in that order)."""
         counts = {s: sum(b.status == s for b in self.per_block) for s in REPAIR_STATUSES}
         return {s: n for s, n in counts.items() if n}
 
     def status_line(self) -> str:
-        """E.g. ``"11 blocks: 9 exact, 2 timed out"``."""
+        """E.g. ``"11 blocks: 9 exact, 2 work limit"``."""
         n = len(self.per_block)
         return f"{n} block{'s' if n != 1 else ''}: " + ", ".join(f"{v} {k}" for k, v in self.status_counts().items())
 

@@ -48,7 +48,7 @@ class Assessment:
     """What a measure computed on the count tables of F.
 
     ``per_criterion`` are exact values; ``details`` are curator-only explanations; ``caveats`` are
-    reasons why a Laplace release of the sum would not be DP (e.g. a solver stopped at its time limit,
+    reasons why a Laplace release of the sum would not be DP (e.g. a solver stopped at its work limit,
     so the value is a bound whose sensitivity is not proven).
     """
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.measures._limits import TIME_LIMIT
+
 __all__ = ["BlockRepair", "REL_TOL"]
 
 #: Bounds this close (relative) count as equal: the block's minimum is known.
@@ -31,8 +33,10 @@ class BlockRepair:
         ``bag``/``set``: the protected values kept (the others are deleted).
     target : ndarray or None
         ``bag``/``set``: the outcome count vector (``set``: support) every kept value is given.
-    timed_out : bool
-        The solver stopped at its time limit (then ``lower < upper`` may remain).
+    stopped_by : str or None
+        Why a solver stopped before proving the minimum (then ``lower < upper`` may remain):
+        ``"work limit"`` or ``"no progress"`` (deterministic: the same on every machine) or
+        ``"time limit"`` (an explicit wall clock); None otherwise.
     """
 
     lower: float
@@ -42,7 +46,7 @@ class BlockRepair:
     repaired: np.ndarray | None = None
     kept: np.ndarray | None = None
     target: np.ndarray | None = None
-    timed_out: bool = False
+    stopped_by: str | None = None
 
     @property
     def value(self) -> float:
@@ -52,6 +56,9 @@ class BlockRepair:
 
     @property
     def status(self) -> str:
-        """``"exact"`` (the minimum is known), ``"timed out"`` (bounds left by the time limit) or
+        """``"exact"`` (the minimum is known), ``"work limit"`` (bounds left by the work budget or the
+        no-progress rule: deterministic), ``"timed out"`` (bounds left by an explicit wall-clock limit) or
         ``"bounds"`` (the method gives bounds that need not meet)."""
-        return "exact" if self.exact else "timed out" if self.timed_out else "bounds"
+        if self.exact:
+            return "exact"
+        return {None: "bounds", TIME_LIMIT: "timed out"}.get(self.stopped_by, "work limit")

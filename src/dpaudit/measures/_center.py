@@ -2,27 +2,28 @@
 
 Enumerates whichever is smaller — the grid of outcome targets t or the subsets of kept protected
 values (medians by sorted prefix sums, vectorised) — up to :data:`ENUMERATION_LIMIT` candidates
-(from :data:`RACE_LIMIT` on raced against RC2, the first to finish wins); larger blocks go to RC2
-(PySAT, the proof) and OR-Tools CP-SAT (incumbents) together within a time limit
-(:mod:`dpaudit.measures._center_rc2`), which report proven bounds and which solver closed the gap
-(see :mod:`dpaudit.measures.repair` for the derivation).
+(from :data:`RACE_LIMIT` on, RC2 gets one work unit first and answers if it proves the optimum);
+larger blocks go to CP-SAT (incumbents) and RC2 (PySAT, the proof) within a work budget
+(:mod:`dpaudit.measures._center_rc2`, :mod:`dpaudit.measures._limits`), which report proven bounds
+and which solver closed the gap (see :mod:`dpaudit.measures.repair` for the derivation). No step
+depends on the machine's speed or load.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
 from dpaudit.measures._block import REL_TOL, BlockRepair
-from dpaudit.measures._center_rc2 import race_enumeration, rc2_available, solve_hybrid
+from dpaudit.measures._center_rc2 import RC2_BEFORE_ENUMERATION, prove_or_enumerate, rc2_available, solve_hybrid
+from dpaudit.measures._limits import Limits
 
 __all__ = ["center_block", "ENUMERATION_LIMIT", "RACE_LIMIT"]
 
 #: Largest number of candidates (t grid points or subsets) enumerated exactly.
 ENUMERATION_LIMIT = 1 << 22
-#: From this many candidates on, the enumeration races RC2 (two threads; the first to finish wins).
+#: From this many candidates on, RC2 gets ``RC2_BEFORE_ENUMERATION`` work units before the enumeration.
 RACE_LIMIT = 1 << 16
 _CHUNK_ELEMENTS = 1 << 22  # elements per vectorised chunk (bounded memory)
 
@@ -31,16 +32,13 @@ _CHUNK_ELEMENTS = 1 << 22  # elements per vectorised chunk (bounded memory)
 
 # ---------------------------------------------------------------------------------------------------
 # bag and set: min_t Σ_p min(‖c_p − t‖₁, ‖c_p‖₁)
-def _grid_search(rows: np.ndarray, grids: list[np.ndarray], stop: threading.Event | None = None
-                 ) -> tuple[float, np.ndarray]:
+def _grid_search(rows: np.ndarray, grids: list[np.ndarray]) -> tuple[float, np.ndarray]:
     totals = rows.sum(axis=1)
     sizes = [len(g) for g in grids]
     count = int(np.prod(sizes))
     step = max(1, _CHUNK_ELEMENTS // (rows.size or 1))
     best, best_t = math.inf, np.zeros(rows.shape[1])
     for start in range(0, count, step):
-        if stop is not None and stop.is_set():
-            break
         flat = np.arange(start, min(start + step, count))
         t = np.stack([g[i] for g, i in zip(grids, np.unravel_index(flat, sizes))], axis=1)
         dist = np.abs(rows[None, :, :] - t[:, None, :]).sum(axis=2)
@@ -51,7 +49,7 @@ def _grid_search(rows: np.ndarray, grids: list[np.ndarray], stop: threading.Even
     return best, best_t
 
 
-def _subset_search(rows: np.ndarray, stop: threading.Event | None = None) -> tuple[float, np.ndarray]:
+def _subset_search(rows: np.ndarray) -> tuple[float, np.ndarray]:
     """Every kept set S' ⊆ rows: Σ_o Σ_{p∈S'} |c_po − median| + Σ_{p∉S'} ‖c_p‖₁, vectorised."""
     m, n_out = rows.shape
     totals = rows.sum(axis=1)
@@ -61,8 +59,6 @@ def _subset_search(rows: np.ndarray, stop: threading.Event | None = None) -> tup
     bits = 1 << np.arange(m)
     best, best_mask = math.inf, 0
     for start in range(0, 1 << m, step):
-        if stop is not None and stop.is_set():
-            break
         masks = np.arange(start, min(start + step, 1 << m))
         member = (masks[:, None] & bits[None, :]) > 0  # (S, m)
         size = member.sum(axis=1)
@@ -91,7 +87,7 @@ def _cost_of(rows: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
     return float(np.minimum(dist, totals).sum()), dist < totals
 
 
-def center_block(table: np.ndarray, *, binary: bool, time_limit: float) -> BlockRepair:
+def center_block(table: np.ndarray, *, binary: bool, limits: Limits) -> BlockRepair:
     full = (table > 0).astype(np.float64) if binary else np.asarray(table, dtype=np.float64)
     active = np.flatnonzero(full.sum(axis=1) > 0)
     rows = full[active]
@@ -103,30 +99,31 @@ def center_block(table: np.ndarray, *, binary: bool, time_limit: float) -> Block
     grids = [np.unique(np.append(rows[:, o], 0.0)) for o in range(rows.shape[1])]
     grid_size = math.prod(len(g) for g in grids)
     subsets = 1 << len(active) if len(active) < 63 else math.inf
-    timed_out = False
+    stopped_by = None
     if min(grid_size, subsets) <= ENUMERATION_LIMIT:
         if grid_size <= subsets:
             what = f"exact enumeration of {grid_size:,} outcome targets"
-            search = lambda stop: _grid_search(rows, grids, stop)  # noqa: E731
+            search = lambda: _grid_search(rows, grids)  # noqa: E731
         else:
             what = f"exact enumeration of {subsets:,} kept sets"
-            search = lambda stop: _subset_search(rows, stop)  # noqa: E731
+            search = lambda: _subset_search(rows)  # noqa: E731
         if min(grid_size, subsets) < RACE_LIMIT or not rc2_available():
-            (value, target), method = search(None), what
-        else:  # RC2 is often much faster on large blocks, sometimes slower: the first to finish wins
-            value, target, winner = race_enumeration(rows, search)
-            method = f"{what} (raced with RC2)" if winner == "enumeration" else f"RC2 (raced with {what})"
+            (value, target), method = search(), what
+        else:  # RC2 is often much faster on such blocks, sometimes slower: it gets a fixed work budget first
+            value, target, winner = prove_or_enumerate(rows, search, limits)
+            method = (f"RC2 (proved within {RC2_BEFORE_ENUMERATION:g} work unit before {what})" if winner == "RC2"
+                      else f"{what} (RC2 did not prove it within {RC2_BEFORE_ENUMERATION:g} work unit)")
         lower = upper = value
     else:
-        hybrid = solve_hybrid(rows, binary=binary, time_limit=time_limit)
-        lower, upper, target, timed_out = hybrid.lower, hybrid.upper, hybrid.target, hybrid.timed_out
-        solvers = "RC2 + CP-SAT" if rc2_available() else "CP-SAT (RC2 unavailable: pip install python-sat)"
+        hybrid = solve_hybrid(rows, binary=binary, limits=limits)
+        lower, upper, target, stopped_by = hybrid.lower, hybrid.upper, hybrid.target, hybrid.stopped_by
+        solvers = "CP-SAT + RC2" if rc2_available() else "CP-SAT (RC2 unavailable: pip install python-sat)"
         closed = (f"gap closed by {hybrid.closed_by}" if hybrid.closed_by
-                  else "time limit hit" if timed_out else "gap left")
-        method = f"{solvers} (time limit {time_limit:g} s): {closed}"
+                  else f"{stopped_by} reached" if stopped_by else "gap left")
+        method = f"{solvers} ({limits.describe()}; used {hybrid.work:.3g}): {closed}"
     cost, keep_active = _cost_of(rows, target)
     upper = min(upper, cost)
     kept[active] = keep_active
     exact = upper - lower <= REL_TOL * max(upper, 1.0)
     return BlockRepair(float(lower), float(upper), exact, method, kept=kept, target=target,
-                       timed_out=timed_out and not exact)
+                       stopped_by=None if exact else stopped_by)

@@ -1,4 +1,5 @@
-"""RC2 (PySAT) and CP-SAT together for bag/set repair blocks too large to enumerate.
+"""RC2 (PySAT) and CP-SAT, one after the other within one work budget, for bag/set repair blocks too
+large to enumerate.
 
 The compressed boolean formulation of ``min_t Σ_p min(‖c_p − t‖₁, ‖c_p‖₁)`` ("one boolean per
 protected value, one per distinct column class", spec §2.3): k_p says protected value p is kept; for
@@ -10,31 +11,40 @@ tuple dropped), else (¬k_p ∨ ¬y_oj) (a tuple inserted). Its optimum is the b
 only needs values in {0} ∪ {c_po}, where a median lies). ``set`` is the same on the support
 (every count 0 or 1).
 
-:func:`solve_hybrid` runs, within one time limit, RC2 (core-guided MaxSAT: its cost only grows and
-is a proven lower bound at every moment; it finds a model only when it has proven it optimal) and
-OR-Tools CP-SAT on the integer formulation of :mod:`dpaudit.measures._center_cpsat` (incumbents, an
-upper bound, and its own proven bound). It stops as soon as one of them proves the optimum or the
-best proven lower bound meets the best incumbent, and says which closed the gap.
-``benchmarks/bench_repair_solvers.py`` compares the solvers one by one (it imports this module).
+:func:`solve_hybrid` lets two solvers take turns within one work budget
+(:mod:`dpaudit.measures._limits`): RC2 (core-guided MaxSAT: its cost only grows and is a proven lower
+bound at every moment; it finds a model only when it has proven it optimal) for a short while — most
+blocks end there; OR-Tools CP-SAT on the integer formulation of :mod:`dpaudit.measures._center_cpsat`
+(an incumbent U and its own proven bound); RC2 again, stopped as soon as its cost reaches U; and, if
+a gap is left, CP-SAT with the rest of the budget, told that the optimum is at least the best bound. Each solver counts its own work (CP-SAT's
+deterministic time with one worker, RC2's unit propagations), so the result — value, bounds, status,
+which solver closed the gap — is the same on every machine. ``benchmarks/bench_repair_solvers.py``
+compares the solvers one by one (it imports this module).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["column_classes", "bool_model", "target_from", "center_cost", "compute_within", "solve_rc2", "solve_hybrid", "Hybrid",
-           "race_enumeration", "rc2_available"]
+from dpaudit.measures._limits import TIME_LIMIT, UNIT_PROPAGATIONS, WORK_LIMIT, Limits
 
-_POLL = 0.01  # seconds between checks of the two solvers' bounds
-_GRACE = 5.0  # seconds an interrupted RC2 may take to finish processing its last core
+__all__ = ["column_classes", "bool_model", "target_from", "center_cost", "solve_rc2", "solve_hybrid", "Hybrid",
+           "prove_or_enumerate", "rc2_available", "FIRST_WORK", "RC2_SHARE", "RC2_BEFORE_ENUMERATION"]
+
+#: solve_hybrid's first RC2 and first CP-SAT runs: at most this many work units each (or a tenth of
+#: the budget).
+FIRST_WORK = 1.0
+#: RC2's share of what is left after the first two runs (the rest goes to the last CP-SAT run).
+RC2_SHARE = 0.75
+#: Work units RC2 gets before an exact enumeration of 2¹⁶–2²² candidates (it often proves the optimum
+#: much sooner than the enumeration ends; when it does not, the enumeration runs).
+RC2_BEFORE_ENUMERATION = 1.0
 
 
 def rc2_available() -> bool:
@@ -93,8 +103,7 @@ def center_cost(rows: np.ndarray, t: np.ndarray) -> float:
     return float(np.minimum(np.abs(rows - t[None, :]).sum(axis=1), rows.sum(axis=1)).sum())
 
 
-def _rc2(rows: np.ndarray) -> tuple[Any, list[int], list[tuple[int, int, int, np.ndarray]]]:
-    from pysat.examples.rc2 import RC2Stratified
+def _wcnf(rows: np.ndarray) -> tuple[Any, list[int], list[tuple[int, int, int, np.ndarray]]]:
     from pysat.formula import WCNF
 
     _, y, classes, hard, soft = bool_model(np.rint(rows).astype(np.int64))
@@ -103,263 +112,181 @@ def _rc2(rows: np.ndarray) -> tuple[Any, list[int], list[tuple[int, int, int, np
         wcnf.append(clause)
     for clause, weight in soft:
         wcnf.append(clause, weight=weight)
-    return RC2Stratified(wcnf, solver="g3", adapt=True, exhaust=True, minz=True), y, classes
+    return wcnf, y, classes
 
 
-def compute_within(rc2: Any, limit: float) -> Any:
-    """``rc2.compute()``, interrupted after ``limit`` seconds: the model, or None if interrupted."""
-    timer = threading.Timer(limit, rc2.interrupt)
-    timer.start()
+class _Stop(Exception):
+    """Raised inside RC2's loop when its budget is spent (or its bound reached the known incumbent)."""
+
+
+@dataclass
+class RC2Run:
+    """What :func:`run_rc2` found: the proven lower bound (RC2's cost), the optimal target when it
+    proved one, why it stopped otherwise, and the work it used (unit propagations)."""
+
+    lower: float
+    target: np.ndarray | None
+    stopped_by: str | None
+    propagations: int
+
+    @property
+    def work(self) -> float:
+        return self.propagations / UNIT_PROPAGATIONS
+
+
+def run_rc2(rows: np.ndarray, limits: Limits, *, stop_at: float = math.inf) -> RC2Run:
+    """RC2 (stratified, Glucose 3) on the compressed formulation of one block, within ``limits``.
+
+    Every SAT call RC2 makes goes through one method, which gives the solver the propagations left of
+    ``limits.propagations`` (PySAT's ``prop_budget`` + ``solve_limited``: counted by the solver, so
+    the stopping point is the same on every machine) and stops RC2 when they are spent, when its cost
+    (a proven lower bound) reaches ``stop_at``, or when an explicit wall clock runs out. The budget is
+    cumulative over the calls (``accum_stats``); RC2's core minimisation keeps its own 1,000-conflict
+    limit per call.
+    """
+    from pysat.examples.rc2 import RC2Stratified
+
+    wcnf, y, classes = _wcnf(rows)
+    budget = limits.propagations
+    timer = None
+
+    class Budgeted(RC2Stratified):
+        stopped_by: str | None = None
+
+        def _call_oracle(self, assumptions: Any = (), expect_interrupt: bool = False) -> Any:
+            used = int(self.oracle.accum_stats()["propagations"])
+            if self.cost >= stop_at:
+                raise _Stop("bound")
+            if used >= budget or limits.out_of_time():
+                self.stopped_by = WORK_LIMIT if used >= budget else TIME_LIMIT
+                raise _Stop(self.stopped_by)
+            self.oracle.prop_budget(budget - used)
+            result = self.oracle.solve_limited(assumptions=list(assumptions), expect_interrupt=True)
+            if result is None and self.oracle.get_status() is None and not getattr(self, "_minimising", False):
+                self.stopped_by = TIME_LIMIT if limits.out_of_time() else WORK_LIMIT
+                raise _Stop(self.stopped_by)
+            return result
+
+        def minimize_core(self) -> None:  # its SAT calls may give up (1,000 conflicts), RC2's own rule
+            self._minimising = True
+            try:
+                super().minimize_core()
+            finally:
+                self._minimising = False
+
+    rc2 = Budgeted(wcnf, solver="g3", adapt=True, exhaust=True, minz=True)
+    if limits.seconds is not None:
+        timer = threading.Timer(limits.remaining_seconds(), rc2.oracle.interrupt)
+        timer.start()
     try:
-        return rc2.compute(expect_interrupt=True)
+        try:
+            model = rc2.compute(expect_interrupt=True)
+        except _Stop:
+            model = None
+        target = None
+        if model is not None:
+            true = {lit for lit in model if lit > 0}
+            target = target_from(classes, [v in true for v in y], rows.shape[1])
+        used = int(rc2.oracle.accum_stats()["propagations"])
+        return RC2Run(float(rc2.cost), target, rc2.stopped_by if model is None else None, used)
     finally:
-        timer.cancel()
+        if timer is not None:
+            timer.cancel()
+        rc2.delete()
 
 
-def solve_rc2(rows: np.ndarray, limit: float) -> dict[str, Any]:
-    """RC2 alone, interrupted after ``limit`` seconds: time, proven lower bound, upper bound (NaN when
-    interrupted: RC2 has no model before it proves one optimal) and whether it proved the optimum."""
-    rc2, y, classes = _rc2(rows)
-    start = time.perf_counter()
-    model = compute_within(rc2, limit)
-    elapsed = time.perf_counter() - start
-    lower = float(rc2.cost)
-    rc2.delete()
-    if model is None:
-        return {"time": elapsed, "lower": lower, "upper": math.nan, "optimal": False}
-    true = {lit for lit in model if lit > 0}
-    upper = center_cost(rows, target_from(classes, [v in true for v in y], rows.shape[1]))
-    return {"time": elapsed, "lower": lower, "upper": upper, "optimal": upper == lower}
+def solve_rc2(rows: np.ndarray, limits: Limits) -> dict[str, Any]:
+    """RC2 alone (``benchmarks/bench_repair_solvers.py``): proven lower bound, upper bound (NaN when
+    stopped: RC2 has no model before it proves one optimal), whether it proved the optimum, and the
+    propagations it used."""
+    run = run_rc2(np.rint(rows).astype(np.int64), limits)
+    upper = math.nan if run.target is None else center_cost(rows, run.target)
+    return {"lower": run.lower, "upper": upper, "optimal": run.target is not None, "propagations": run.propagations}
 
 
 # ---------------------------------------------------------------------------------------------------
-# RC2 for the proof, CP-SAT for incumbents, together
+# CP-SAT for an incumbent, RC2 for the proof, CP-SAT again: one after the other
 @dataclass
 class Hybrid:
-    """What :func:`solve_hybrid` found: proven bounds, the best target, who closed the gap."""
+    """What :func:`solve_hybrid` found: proven bounds, the best target, who closed the gap, why it
+    stopped if it did not (``"work limit"`` or ``"time limit"``), and the work units it used."""
 
     lower: float
     upper: float
     target: np.ndarray
-    closed_by: str | None  # "RC2", "CP-SAT", "RC2 bound = CP-SAT incumbent", ... or None (gap left)
-    timed_out: bool
-    elapsed: float
+    closed_by: str | None  # "RC2", "CP-SAT", "RC2 bound = CP-SAT incumbent", or None (gap left)
+    stopped_by: str | None
+    work: float
 
 
-class _RC2Thread(threading.Thread):
-    def __init__(self, rows: np.ndarray) -> None:
-        super().__init__(daemon=True, name="dpaudit-rc2")
-        self.rows = rows
-        self.rc2: Any = None
-        self.ready = threading.Event()
-        self.model: list[int] | None = None
-        self.target: np.ndarray | None = None
-        self.error: BaseException | None = None
-        self.final_cost = 0.0
-        self.deleted = False
-        self._stop_requested = False
-        self._lock = threading.Lock()
+def solve_hybrid(rows: np.ndarray, *, binary: bool, limits: Limits, hint: np.ndarray | None = None) -> Hybrid:
+    """RC2 and CP-SAT, taking turns, on one block (rows: protected × outcome, integer counts) within
+    ``limits``; stops as soon as the gap is closed:
 
-    def run(self) -> None:
-        try:
-            self.rc2, y, classes = _rc2(self.rows)
-            with self._lock:
-                stop = self._stop_requested
-            self.ready.set()
-            if not stop:
-                self.model = self.rc2.compute(expect_interrupt=True)
-            self.final_cost = float(self.rc2.cost)
-            if self.model is not None:
-                true = {lit for lit in self.model if lit > 0}
-                self.target = target_from(classes, [v in true for v in y], self.rows.shape[1])
-        except BaseException as exc:  # reported to the caller, who falls back to CP-SAT's bounds
-            self.error = exc
-        finally:
-            self.ready.set()
-            with self._lock:  # never interrupted while (or after) its solver is freed
-                self.deleted = True
-                if self.rc2 is not None:
-                    self.rc2.delete()
+    1. RC2 for min(``FIRST_WORK``, a tenth of the budget) work units: on most blocks it proves the
+       optimum at once (``"RC2"``).
+    2. CP-SAT for as long: an incumbent U and its proven bound (optimal: ``"CP-SAT"``).
+    3. RC2 again with ``RC2_SHARE`` of what is left, stopped as soon as its cost reaches U (then
+       ``"RC2 bound = CP-SAT incumbent"``).
+    4. CP-SAT with the rest, hinted with the best target and told the optimum is at least the best
+       proven bound.
 
-    @property
-    def lower(self) -> float:
-        """RC2's proven lower bound so far (its core-guided cost only grows)."""
-        rc2 = self.rc2
-        return float(self.final_cost if not self.is_alive() or rc2 is None else rc2.cost)
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stop_requested = True
-            if self.rc2 is not None and self.ready.is_set() and not self.deleted:
-                self.rc2.interrupt()
-
-
-class _CpSatThread(threading.Thread):
-    def __init__(self, rows: np.ndarray, binary: bool, time_limit: float, hint: np.ndarray | None,
-                 workers: int) -> None:
-        super().__init__(daemon=True, name="dpaudit-cpsat")
-        self.args = (rows, binary, time_limit, hint, workers)
-        self.solver: Any = None
-        self.incumbent = math.inf
-        self.bound = 0.0
-        self.optimal = False
-        self.target: np.ndarray | None = None
-        self.error: BaseException | None = None
-        self._stop_requested = False
-        self._lock = threading.Lock()
-
-    def run(self) -> None:
-        from ortools.sat.python import cp_model
-
-        from dpaudit.measures._center_cpsat import center_model
-
-        rows, binary, time_limit, hint, workers = self.args
-        try:
-            model, t = center_model(rows, binary=binary, hint=hint)
-            solver = cp_model.CpSolver()
-            solver.parameters.max_time_in_seconds = float(time_limit)
-            solver.parameters.num_workers = workers
-            outer = self
-
-            class Incumbents(cp_model.CpSolverSolutionCallback):
-                def on_solution_callback(self) -> None:
-                    value = float(self.ObjectiveValue())
-                    if value < outer.incumbent:
-                        outer.target = np.array([self.Value(v) for v in t], dtype=np.float64)
-                        outer.incumbent = value
-                    outer.bound = max(outer.bound, float(self.BestObjectiveBound()))
-
-            with self._lock:
-                if self._stop_requested:
-                    return
-                self.solver = solver
-            status = solver.Solve(model, Incumbents())
-            if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                self.bound = max(self.bound, float(solver.BestObjectiveBound()))
-                self.optimal = status == cp_model.OPTIMAL
-                if self.optimal:
-                    self.bound = max(self.bound, self.incumbent)
-        except BaseException as exc:
-            self.error = exc
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stop_requested = True
-            if self.solver is not None:
-                self.solver.StopSearch()
-
-
-class _EnumerationThread(threading.Thread):
-    def __init__(self, search: Callable[[threading.Event], tuple[float, np.ndarray] | None]) -> None:
-        super().__init__(daemon=True, name="dpaudit-enumeration")
-        self.search = search
-        self.halt = threading.Event()
-        self.result: tuple[float, np.ndarray] | None = None
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            self.result = self.search(self.halt)
-        except BaseException as exc:
-            self.error = exc
-
-    def stop(self) -> None:
-        self.halt.set()
-
-
-def race_enumeration(rows: np.ndarray, search: Callable[[threading.Event], tuple[float, np.ndarray] | None]
-                     ) -> tuple[float, np.ndarray, str]:
-    """An exact enumeration (``search(stop_event)``, None when stopped) raced against RC2; both are
-    exact, the first to finish wins: (value, target, "enumeration" or "RC2")."""
-    counts = np.rint(rows).astype(np.int64)
-    enum = _EnumerationThread(search)
-    rc2 = _RC2Thread(counts)
-    enum.start()
-    rc2.start()
-    winner = "enumeration"
-    while enum.is_alive():
-        if not rc2.is_alive() and rc2.target is not None:
-            winner = "RC2"
-            break
-        enum.join(_POLL)
-    enum.stop()
-    rc2.stop()
-    enum.join()
-    _finish(rc2)
-    if winner == "RC2" and rc2.target is not None:
-        return center_cost(counts, rc2.target), rc2.target, winner
-    if enum.error is not None:
-        raise enum.error
-    assert enum.result is not None
-    return enum.result[0], enum.result[1], "enumeration"
-
-
-def _finish(rc2: _RC2Thread) -> None:
-    """Interrupt RC2 until it returns (it finishes processing its last core first; after ``_GRACE``
-    seconds a straggler is left to clean up after itself)."""
-    give_up = time.perf_counter() + _GRACE
-    while rc2.is_alive() and time.perf_counter() < give_up:
-        rc2.stop()
-        rc2.join(0.05)
-
-
-def solve_hybrid(rows: np.ndarray, *, binary: bool, time_limit: float, hint: np.ndarray | None = None,
-                 workers: int | None = None, use_rc2: bool = True) -> Hybrid:
-    """RC2 and CP-SAT on one block (rows: protected × outcome, integer counts) within ``time_limit`` s.
-
-    CP-SAT gets ``workers`` threads (default: the CPUs less the one RC2 uses, 1 to 8).
-
-    The lower bound is the larger of RC2's core-guided cost and CP-SAT's proven bound (both rounded
-    up: the objective is an integer); the upper bound is the best incumbent's cost.
+    The lower bound is the largest proven bound (integers: rounded up), the upper bound the best
+    target's cost. A run that RC2 stops leaves no state to resume, so step 3 starts afresh: at most
+    ``FIRST_WORK`` units are spent twice.
     """
+    from dpaudit.measures._center_cpsat import run_cpsat
+
     counts = np.rint((rows > 0) if binary else rows).astype(np.int64)
-    if workers is None:
-        workers = max(1, min(8, (os.cpu_count() or 2) - (1 if use_rc2 else 0)))
-    start = time.perf_counter()
-    deadline = start + float(time_limit)
-    cpsat = _CpSatThread(counts, binary, time_limit, hint, workers)  # CP-SAT stops itself at the limit
-    rc2 = _RC2Thread(counts) if use_rc2 and rc2_available() else None
-    cpsat.start()
-    if rc2 is not None:
-        rc2.start()
-    closed_by: str | None = None
     total = float(counts.sum())
-    while True:
-        rc2_done = rc2 is None or not rc2.is_alive()
-        cp_done = not cpsat.is_alive()
-        if rc2 is not None and rc2_done and rc2.target is not None:
-            closed_by = "RC2"
+    first = min(FIRST_WORK, 0.1 * limits.work)
+    best: list[tuple[float, np.ndarray]] = []
+    lower, work, closed_by, stopped_by = 0.0, 0.0, None, None
+    for step in range(4):
+        left = limits.work - work
+        if left <= 0 or stopped_by == TIME_LIMIT:
             break
-        if cp_done and cpsat.optimal:
-            closed_by = "CP-SAT"
+        upper = min((b[0] for b in best), default=math.inf)
+        if step % 2 == 0:
+            if not rc2_available():
+                continue
+            rc2 = run_rc2(counts, limits.share(first if step == 0 else RC2_SHARE * left), stop_at=upper)
+            work, stopped_by = work + rc2.work, rc2.stopped_by
+            lower = max(lower, math.ceil(rc2.lower - 1e-9))
+            if rc2.target is not None:
+                best.append((center_cost(counts, rc2.target), rc2.target))
+                closed_by = "RC2"
+            elif rc2.lower >= upper:
+                closed_by = "RC2 bound = CP-SAT incumbent"
+        else:
+            start = min(best, key=lambda b: b[0])[1] if best else hint
+            cp = run_cpsat(counts, binary=binary, limits=limits.share(first if step == 1 else left), hint=start,
+                           at_least=int(lower))
+            work, stopped_by = work + cp.work, cp.stopped_by
+            lower = max(lower, cp.lower)
+            if cp.target is not None:
+                best.append((cp.upper, cp.target))
+            closed_by = "CP-SAT" if cp.optimal else None
+        if closed_by is not None:
             break
-        upper = cpsat.incumbent
-        rc2_lower = rc2.lower if rc2 is not None else 0.0
-        if math.isfinite(upper) and math.ceil(max(rc2_lower, cpsat.bound) - 1e-9) >= upper:
-            closed_by = "RC2 bound = CP-SAT incumbent" if rc2_lower >= cpsat.bound else "CP-SAT"
-            break
-        if (rc2_done and cp_done) or time.perf_counter() >= deadline:
-            break
-        time.sleep(_POLL)
-    cpsat.stop()
-    if rc2 is not None:
-        rc2.stop()
-    cpsat.join()
-    if rc2 is not None:
-        _finish(rc2)
-    elapsed = time.perf_counter() - start
-    candidates = [(cpsat.incumbent, cpsat.target)]
-    lower = cpsat.bound
-    if rc2 is not None:
-        lower = max(lower, rc2.lower)
-        if rc2.target is not None:
-            candidates.append((center_cost(counts, rc2.target), rc2.target))
-    upper, target = min(((u, t) for u, t in candidates if t is not None), key=lambda c: c[0],
-                        default=(total, np.zeros(counts.shape[1])))
-    lower = float(min(math.ceil(lower - 1e-9), upper))
-    if closed_by is None and lower >= upper:
-        closed_by = "RC2" if rc2 is not None and rc2.lower >= upper else "CP-SAT"
-    if cpsat.error is not None and (rc2 is None or rc2.error is not None):
-        raise cpsat.error
+    upper, target = min(best, key=lambda b: b[0], default=(total, np.zeros(counts.shape[1])))
+    lower = float(min(lower, upper))
+    if lower >= upper and closed_by is None:
+        closed_by = "RC2 bound = CP-SAT incumbent"
     return Hybrid(lower, float(upper), np.asarray(target, dtype=np.float64), closed_by,
-                  closed_by is None and elapsed >= time_limit * 0.99, elapsed)
+                  None if closed_by else (stopped_by or WORK_LIMIT), work)
+
+
+def prove_or_enumerate(rows: np.ndarray, search: Callable[[], tuple[float, np.ndarray]], limits: Limits
+                       ) -> tuple[float, np.ndarray, str]:
+    """An exact enumeration (``search()``), unless RC2 proves the optimum first within
+    ``RC2_BEFORE_ENUMERATION`` work units: (value, target, ``"RC2"`` or ``"enumeration"``). Both are
+    exact; RC2 runs first because it is often much faster on such blocks, and its budget is counted
+    in work, so which of them answers is the same on every machine."""
+    counts = np.rint(rows).astype(np.int64)
+    if rc2_available():
+        run = run_rc2(counts, Limits(RC2_BEFORE_ENUMERATION, limits.seconds, limits.start))
+        if run.target is not None:
+            return center_cost(counts, run.target), run.target, "RC2"
+    value, target = search()
+    return value, target, "enumeration"

@@ -4,18 +4,19 @@ Closed form when a side has at most two values with data (:func:`two_row_ci`, sp
 the global branch and bound of :mod:`dpaudit.measures._ci_exact`, warm-started from an upper bound by
 alternating weighted-median descent with restarts and a lower bound from the best pairing of rows (or
 columns) into exact two-row problems. It ends with certified bounds at most ``TOLERANCE`` (0.001
-tuples) apart, or, when the time limit is hit first, with the bounds it has (``timed_out``).
+tuples) apart, or, when its work budget (:mod:`dpaudit.measures._limits`) runs out first, with the
+bounds it has (``stopped_by``).
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
 from dpaudit.measures._block import REL_TOL, BlockRepair
-from dpaudit.measures._ci_exact import STALL_CHECK, STALL_SECONDS, TOLERANCE, ci_branch_and_bound
+from dpaudit.measures._ci_exact import STALL_CHECK, STALL_WORK, TOLERANCE, ci_branch_and_bound
+from dpaudit.measures._limits import NO_PROGRESS, TIME_LIMIT, Limits
 
 __all__ = ["two_row_ci", "ci_block", "TOLERANCE"]
 
@@ -136,13 +137,13 @@ def _pairing_lower(table: np.ndarray) -> float:
     return max(0.0, float(-res.fun) * (1 - 1e-9))
 
 
-def ci_block(table: np.ndarray, *, time_limit: float, restarts: int = 8, seed: int = 0) -> BlockRepair:
-    """The ci repair of one block: exact (to ``TOLERANCE``) unless ``time_limit`` seconds run out.
+def ci_block(table: np.ndarray, *, limits: Limits, restarts: int = 8, seed: int = 0) -> BlockRepair:
+    """The ci repair of one block: exact (to ``TOLERANCE``) unless the branch and bound's work budget
+    (or an explicit wall clock, ``limits.seconds``) runs out.
 
     ``lower`` is a certified lower bound (the released statistic) and ``upper`` the cost of the
     returned repaired table; ``exact`` when ``upper − lower ≤ TOLERANCE`` (closed forms: equal).
     """
-    start = time.perf_counter()
     table = np.asarray(table, dtype=np.float64)
     rows = np.flatnonzero(table.sum(axis=1) > 0)
     cols = np.flatnonzero(table.sum(axis=0) > 0)
@@ -164,14 +165,15 @@ def ci_block(table: np.ndarray, *, time_limit: float, restarts: int = 8, seed: i
     if upper - pairing <= TOLERANCE:  # the warm-start bounds already meet
         repaired[np.ix_(rows, cols)] = fit
         return BlockRepair(pairing, upper, True, "descent / best pairing (bounds meet)", repaired=repaired)
-    remaining = max(time_limit - (time.perf_counter() - start), 0.0)
-    res = ci_branch_and_bound(sub, upper=upper, fit=fit, lower=pairing, time_limit=remaining)
+    res = ci_branch_and_bound(sub, upper=upper, fit=fit, lower=pairing, limits=limits)
     repaired[np.ix_(rows, cols)] = res.fit
-    if not res.timed_out:
+    if res.stopped_by is None:
         return BlockRepair(res.lower, res.upper, True, f"branch and bound (gap ≤ {TOLERANCE:g})", repaired=repaired)
-    # Time limit: the certified bounds the search reached. Its lower bound depends on how far the search
-    # got, so it is not a fixed function of the data; Repair.assess marks such a release (docs/privacy.md).
-    why = (f"no progress in its first {min(STALL_CHECK * time_limit, STALL_SECONDS):g} s" if res.stalled
-           else f"the {time_limit:g} s time limit")
+    # Stopped: the certified bounds the search reached. Its lower bound depends on how far the search got
+    # (with the work budget: the same on every machine), so it is not shown to move by at most the
+    # sensitivity between neighbours; Repair.assess marks such a release (docs/privacy.md).
+    why = (f"no progress in its first {min(STALL_CHECK * limits.work, STALL_WORK):g} work units"
+           if res.stopped_by == NO_PROGRESS else f"the {limits.seconds:g} s time limit"
+           if res.stopped_by == TIME_LIMIT else f"the work limit {limits.work:g} ({res.nodes:,} nodes)")
     return BlockRepair(res.lower, res.upper, False, f"branch and bound stopped: {why}", repaired=repaired,
-                       timed_out=True)
+                       stopped_by=res.stopped_by)

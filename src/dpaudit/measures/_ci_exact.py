@@ -22,10 +22,19 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
+
+from dpaudit.measures._limits import (
+    LP_ITERATIONS_PER_CELL,
+    NO_PROGRESS,
+    NODE_BASE,
+    TIME_LIMIT,
+    UNIT_NODE_WORK,
+    WORK_LIMIT,
+    Limits,
+)
 
 __all__ = ["TOLERANCE", "ExactCI", "ci_branch_and_bound", "separable_bound", "response_range", "objective_at"]
 
@@ -33,11 +42,12 @@ __all__ = ["TOLERANCE", "ExactCI", "ci_branch_and_bound", "separable_bound", "re
 #: within this many tuples, and its certified lower bound is what is released (sensitivity 2 + 2·TOLERANCE
 #: per criterion, docs/privacy.md).
 TOLERANCE = 1e-3
-#: After min(STALL_CHECK × the time limit, STALL_SECONDS) the search gives up if its lower bound has
-#: closed less than ``STALL_PROGRESS`` of the starting gap: on the 20 × 20 Stack Overflow blocks the
-#: bound never leaves the warm-start value, and waiting out the limit would change nothing but the run
-#: time. (Every block of the registered presets that closes at all has moved far more by then.)
-STALL_CHECK, STALL_SECONDS, STALL_PROGRESS = 0.25, 2.5, 0.01
+#: After min(STALL_CHECK × the work limit, STALL_WORK) work units (:mod:`dpaudit.measures._limits`)
+#: the search gives up if its lower bound has closed less than ``STALL_PROGRESS`` of the starting gap:
+#: on the 20 × 20 Stack Overflow blocks the bound never leaves the warm-start value, and waiting out the
+#: limit would change nothing but the run time. (Every block of the registered presets that closes at
+#: all has moved far more by then.) Counted in work, like the limit: the same on every machine.
+STALL_CHECK, STALL_WORK, STALL_PROGRESS = 0.25, 2.5, 0.01
 
 
 @dataclass(frozen=True)
@@ -47,10 +57,12 @@ class ExactCI:
     lower: float
     upper: float
     fit: np.ndarray
-    timed_out: bool
+    #: Why the search stopped before closing the gap: ``"work limit"``, ``"no progress"`` (see
+    #: ``STALL_CHECK``) or ``"time limit"`` (an explicit wall clock); None when it finished.
+    stopped_by: str | None
     nodes: int
-    #: Stopped before the time limit because the search made no progress (see ``STALL_CHECK``).
-    stalled: bool = False
+    #: Weighted nodes (``NODE_BASE + m·k`` each) the search used: its work, in the budget's currency.
+    work: int = 0
 
 
 def _weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -163,6 +175,7 @@ class _McCormick:
         self.highs.setOptionValue("output_flag", False)
         self.highs.setOptionValue("presolve", "off")
         self.highs.setOptionValue("threads", 1)
+        self.highs.setOptionValue("simplex_iteration_limit", LP_ITERATIONS_PER_CELL * n)  # work, not seconds
         self.basis = None
         self.violation = np.zeros(k)
 
@@ -203,15 +216,15 @@ class _McCormick:
 
 
 def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, lower: float = 0.0,
-                        time_limit: float, tolerance: float = TOLERANCE) -> ExactCI:
+                        limits: Limits, tolerance: float = TOLERANCE) -> ExactCI:
     """Global minimum of Σ|c − u vᵀ| over u, v ≥ 0, warm-started from a feasible ``fit`` of cost ``upper``
     and a certified ``lower`` bound.
 
     Returns the incumbent (``upper``, achieved by ``fit``) and a certified ``lower`` bound: within
-    ``tolerance`` of each other when the search finished, otherwise (time limit, ``timed_out``) the least
-    bound of the open and discarded boxes.
+    ``tolerance`` of each other when the search finished, otherwise (``stopped_by`` the work limit, the
+    no-progress rule or an explicit wall clock) the least bound of the open and discarded boxes. Every
+    child box costs ``NODE_BASE + m·k`` of the budget ``limits.node_work``.
     """
-    start = time.perf_counter()
     c = np.asarray(table, dtype=np.float64)
     flip = c.shape[1] > c.shape[0]
     if flip:
@@ -240,14 +253,17 @@ def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, low
         return False
 
     gap0, checked = inc - float(lower), False
-    stall_at = min(STALL_CHECK * time_limit, STALL_SECONDS)
+    weight, budget = NODE_BASE + m * k, limits.node_work
+    stall_at = min(STALL_CHECK * budget, STALL_WORK * UNIT_NODE_WORK)
     while heap:
-        elapsed = time.perf_counter() - start
-        if elapsed > time_limit or (not checked and elapsed > stall_at):
+        work = nodes * weight
+        over, late = work >= budget, limits.out_of_time()
+        if over or late or (not checked and work >= stall_at):
             reached = max(float(lower), min(heap[0][0], closed))  # best-first: heap[0] is the least open bound
-            stalled = elapsed <= time_limit and reached - float(lower) < STALL_PROGRESS * gap0
-            if elapsed > time_limit or stalled:
-                return _result(inc, inc_v, c, flip, reached, timed_out=True, nodes=nodes, stalled=stalled)
+            stalled = reached - float(lower) < STALL_PROGRESS * gap0
+            if over or late or stalled:
+                why = WORK_LIMIT if over else TIME_LIMIT if late else NO_PROGRESS
+                return _result(inc, inc_v, c, flip, reached, stopped_by=why, nodes=nodes, work=work)
             checked = True
         bound, _, lo, hi, hint = heapq.heappop(heap)
         if done(bound):
@@ -298,7 +314,7 @@ def ci_branch_and_bound(table: np.ndarray, *, upper: float, fit: np.ndarray, low
                     inc, inc_v = float(fv[0]), v / v.sum()
             heapq.heappush(heap, (child, counter, klo, khi, hint))
             counter += 1
-    return _result(inc, inc_v, c, flip, max(float(lower), closed), timed_out=False, nodes=nodes)
+    return _result(inc, inc_v, c, flip, max(float(lower), closed), stopped_by=None, nodes=nodes, work=nodes * weight)
 
 
 def _polish(c: np.ndarray, v: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -317,9 +333,9 @@ def _polish(c: np.ndarray, v: np.ndarray) -> tuple[float, np.ndarray, np.ndarray
     return value, u, v
 
 
-def _result(inc: float, v: np.ndarray, c: np.ndarray, flip: bool, lower: float, *, timed_out: bool,
-            nodes: int, stalled: bool = False) -> ExactCI:
+def _result(inc: float, v: np.ndarray, c: np.ndarray, flip: bool, lower: float, *, stopped_by: str | None,
+            nodes: int, work: int) -> ExactCI:
     value, u, v = _polish(c, v)
     fit = np.outer(u, v)
     fit = fit.T if flip else fit
-    return ExactCI(min(lower, value), value, fit, timed_out, nodes, stalled)
+    return ExactCI(min(lower, value), value, fit, stopped_by, nodes, work)

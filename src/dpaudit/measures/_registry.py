@@ -116,7 +116,7 @@ def option_fields() -> dict[str, list[tuple[type[Measure], dataclasses.Field[Any
     Examples
     --------
     >>> sorted(option_fields())
-    ['cells', 'k', 'name_cells', 'semantics', 'time_limit']
+    ['cells', 'k', 'name_cells', 'semantics', 'time_limit', 'work_limit']
     >>> [cls.name for cls, _ in option_fields()["k"]]
     ['tc']
     """
@@ -170,7 +170,7 @@ def option_value(name: str, text: str) -> Any:
 
     Examples
     --------
-    >>> option_value("k", "10"), option_value("time_limit", "2.5"), option_value("name_cells", "none")
+    >>> option_value("k", "10"), option_value("work_limit", "2.5"), option_value("name_cells", "none")
     (10, 2.5, None)
     >>> option_value("k", "ten")
     Traceback (most recent call last):

@@ -11,8 +11,9 @@ each block is solved from its count table ``c[p, o]`` alone (never from rows). T
     (:mod:`dpaudit.measures._ci_exact`) that proves the minimum to within 0.001 tuples, warm-started
     from alternating weighted-median descent (upper bound) and the best pairing of rows or columns into
     exact two-row problems (lower bound). The problem is NP-hard in general (Gillis & Vavasis 2018,
-    rank-one ℓ1 approximation), so a ``time_limit`` per block applies; a block it stops has status
-    ``"timed out"`` and both certified bounds.
+    rank-one ℓ1 approximation), so a work budget per block applies (``work_limit``, counted in
+    nodes, :mod:`dpaudit.measures._limits`: the same on every machine); a block it stops has status
+    ``"work limit"`` and both certified bounds.
 
 ``bag`` (the unfairness paper's)
     The i-th copy of a tuple gets occurrence index i on the outcome side; a block is repaired when
@@ -30,12 +31,12 @@ each block is solved from its count table ``c[p, o]`` alone (never from rows). T
 
 Both ``bag`` and ``set`` are solved exactly by enumerating whichever is smaller — the t grid or the
 subsets S' (medians by sorted prefix sums, vectorised) — up to ``2**22`` candidates, from ``2**16`` on
-raced against RC2 (the first to finish wins). Larger blocks go to RC2 (PySAT, core-guided MaxSAT on
-the compressed boolean formulation: one boolean per protected value, one per distinct column class;
-the proof) and OR-Tools CP-SAT (one integer per outcome, one cost per protected value; incumbents)
-together within the time limit (:mod:`dpaudit.measures._center_rc2`): exact when either proves the
-optimum or RC2's bound meets CP-SAT's incumbent (``method`` says which closed the gap), else proven
-lower and upper bounds with ``timed_out``.
+after RC2 has had one work unit to prove the optimum. Larger blocks go to OR-Tools CP-SAT (one integer
+per outcome, one cost per protected value; incumbents) and RC2 (PySAT, core-guided MaxSAT on the
+compressed boolean formulation: one boolean per protected value, one per distinct column class; the
+proof), one after the other within the work budget (:mod:`dpaudit.measures._center_rc2`): exact when
+either proves the optimum or RC2's bound meets CP-SAT's incumbent (``method`` says which closed the
+gap), else proven lower and upper bounds with status ``"work limit"``.
 
 The ci closed form for two rows n₁, n₂ (spec §2.3): with ρ = u₂/u₁ the cost is
 ``min(1, 1/ρ)·Σ_j |n₂ⱼ − ρ·n₁ⱼ|``. For ρ ≤ 1 it is Σ_j n₁ⱼ|n₂ⱼ/n₁ⱼ − ρ| (+ Σ_{n₁ⱼ=0} n₂ⱼ), a weighted
@@ -44,15 +45,17 @@ with σ = 1/ρ and the rows swapped. ρ = 0 or σ = 0 drops a row (cost: its tot
 
 Replace-one sensitivity (docs/privacy.md, "U_R"): 2 per criterion for ``bag`` and ``set``, and
 2 + 2·0.001 for ``ci`` (the released value is within the branch and bound's tolerance of the
-minimum, a 1-Lipschitz distance). Proven when every block is exact; a block left by the time limit
-makes the released bound depend on the search, and the audit says so.
+minimum, a 1-Lipschitz distance). Proven when every block is exact; a block left by the work budget
+makes the released bound depend on the search, and the audit says so. Whether a block is exact
+depends only on the data, the options and the versions — never on the machine's load — unless a
+wall-clock ``time_limit`` is given explicitly (then the audit records it and says so).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import time
+import time  # the progress line's seconds only: no result depends on the clock
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -65,6 +68,7 @@ from dpaudit.measures._base import Assessment, Measure, ReportSection
 from dpaudit.measures._block import BlockRepair
 from dpaudit.measures._center import ENUMERATION_LIMIT, center_block
 from dpaudit.measures._ci import TOLERANCE, ci_block, two_row_ci
+from dpaudit.measures._limits import DEFAULT_WORK_LIMIT, Limits
 from dpaudit.measures._neighbours import NeighbourPair, WorstCase, moved
 
 __all__ = ["Repair", "SEMANTICS", "BlockRepair", "repair_block", "repair_blocks", "u_r", "two_row_ci",
@@ -73,22 +77,24 @@ __all__ = ["Repair", "SEMANTICS", "BlockRepair", "repair_block", "repair_blocks"
 Semantics = Literal["ci", "bag", "set"]
 #: The defaults of every U_R entry point (the functions below and :class:`Repair`), in one place.
 DEFAULT_SEMANTICS: Semantics = "ci"
-DEFAULT_TIME_LIMIT = 30.0
 
 
 def _check_semantics(semantics: Any) -> str:
     return str(one_of("semantics", semantics, SEMANTICS))
 
 
-def _check_time_limit(time_limit: Any) -> float:
-    return number("time_limit", time_limit, low=0.0, low_open=True)
-
-
+def _limits(work_limit: Any, time_limit: Any) -> Limits:
+    """The checked budget of one block: work units (required) and an optional wall clock in seconds."""
+    work = number("work_limit", work_limit, low=0.0, low_open=True)
+    seconds = None if time_limit is None else number("time_limit", time_limit, low=0.0, low_open=True)
+    return Limits(work, seconds)
 
 
 # ---------------------------------------------------------------------------------------------------
-def repair_block(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *, time_limit: float = DEFAULT_TIME_LIMIT) -> BlockRepair:
-    """Repair one block's (P × O) count table under ``semantics``.
+def repair_block(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *,
+                 work_limit: float = DEFAULT_WORK_LIMIT, time_limit: float | None = None) -> BlockRepair:
+    """Repair one block's (P × O) count table under ``semantics``, within ``work_limit`` work units
+    (deterministic; :mod:`dpaudit.measures._limits`) and, if given, ``time_limit`` seconds.
 
     Examples
     --------
@@ -100,24 +106,26 @@ def repair_block(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *
     [66.666667, 100.0, 0.0]
     """
     _check_semantics(semantics)
-    time_limit = _check_time_limit(time_limit)  # None is no "no limit": refused, as by Repair
+    limits = _limits(work_limit, time_limit)  # None is no "no limit" for work_limit: refused, as by Repair
     table = np.asarray(counts, dtype=np.float64)
     if table.ndim != 2:
         raise ValueError(f"a block is a 2-D (P, O) table, got shape {table.shape}")
     if semantics == "ci":
-        return ci_block(table, time_limit=time_limit)
-    return center_block(table, binary=semantics == "set", time_limit=time_limit)
+        return ci_block(table, limits=limits)
+    return center_block(table, binary=semantics == "set", limits=limits)
 
 
-def repair_blocks(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *, time_limit: float = DEFAULT_TIME_LIMIT) -> list[BlockRepair]:
-    """Repair every block of a ``(blocks, P, O)`` table; empty blocks cost 0."""
+def repair_blocks(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *,
+                  work_limit: float = DEFAULT_WORK_LIMIT, time_limit: float | None = None) -> list[BlockRepair]:
+    """Repair every block of a ``(blocks, P, O)`` table; empty blocks cost 0. The limits are per block."""
     table = np.asarray(counts, dtype=np.float64)
     if table.ndim == 2:
         table = table[None]
-    return [repair_block(block, semantics, time_limit=time_limit) for block in table]
+    return [repair_block(block, semantics, work_limit=work_limit, time_limit=time_limit) for block in table]
 
 
-def u_r(counts: np.ndarray, *, semantics: Semantics = DEFAULT_SEMANTICS, time_limit: float = DEFAULT_TIME_LIMIT) -> float:
+def u_r(counts: np.ndarray, *, semantics: Semantics = DEFAULT_SEMANTICS, work_limit: float = DEFAULT_WORK_LIMIT,
+        time_limit: float | None = None) -> float:
     """U_R of one criterion: the sum over blocks of :attr:`BlockRepair.value` (the minimum where it is
     known, else the certified lower bound).
 
@@ -126,7 +134,7 @@ def u_r(counts: np.ndarray, *, semantics: Semantics = DEFAULT_SEMANTICS, time_li
     >>> u_r(np.array([[10, 0], [0, 10]]), semantics="ci")
     10.0
     """
-    return math.fsum(b.value for b in repair_blocks(counts, semantics, time_limit=time_limit))
+    return math.fsum(b.value for b in repair_blocks(counts, semantics, work_limit=work_limit, time_limit=time_limit))
 
 
 def describe_block(table: Any, block_index: int, result: BlockRepair, *, top: int = 10) -> BlockRepairDetail:
@@ -161,9 +169,14 @@ class Repair(Measure):
     ----------
     semantics : {"ci", "bag", "set"}, default "ci"
         What "repaired" means (module docstring).
-    time_limit : float, default 30
-        Seconds per block for the solvers: the ``ci`` branch and bound, and (bag/set, blocks too large
-        to enumerate) RC2 and CP-SAT together; a block they leave with a gap has status ``"timed out"``.
+    work_limit : float, default 30
+        Work units per block for the solvers (about seconds on the reference machine, but counted in
+        the solvers' own work — branch and bound nodes, RC2 propagations, CP-SAT deterministic time —
+        so the same on every machine; :mod:`dpaudit.measures._limits`); a block they leave with a gap
+        has status ``"work limit"``.
+    time_limit : float or None, default None
+        An additional wall-clock limit in seconds per block. Off by default: a block it stops (status
+        ``"timed out"``) has bounds that depend on the machine and its load.
 
     Examples
     --------
@@ -176,7 +189,8 @@ class Repair(Measure):
     """
 
     semantics: Semantics = DEFAULT_SEMANTICS
-    time_limit: float = DEFAULT_TIME_LIMIT
+    work_limit: float = DEFAULT_WORK_LIMIT
+    time_limit: float | None = None
 
     name = "repair"
     title = "U_R"
@@ -199,10 +213,12 @@ class Repair(Measure):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", _check_semantics(self.semantics))
-        object.__setattr__(self, "time_limit", _check_time_limit(self.time_limit))
+        limits = _limits(self.work_limit, self.time_limit)
+        object.__setattr__(self, "work_limit", limits.work)
+        object.__setattr__(self, "time_limit", limits.seconds)
 
     def value(self, counts: np.ndarray) -> float:
-        return u_r(counts, semantics=self.semantics, time_limit=self.time_limit)
+        return u_r(counts, semantics=self.semantics, work_limit=self.work_limit, time_limit=self.time_limit)
 
     def criterion_sensitivity(self, conditional: bool, n: int) -> float:
         return 2.0 + 2.0 * TOLERANCE if self.semantics == "ci" else 2.0
@@ -217,7 +233,8 @@ class Repair(Measure):
         for t in tables:
             results = []
             for block in t.counts:
-                results.append(repair_block(block, self.semantics, time_limit=self.time_limit))
+                results.append(repair_block(block, self.semantics, work_limit=self.work_limit,
+                                            time_limit=self.time_limit))
                 done += 1
                 if progress is not None:
                     progress(f"{self.title} ({self.semantics}) {t.criterion}: block {done:,}/{total:,} "
@@ -225,10 +242,14 @@ class Repair(Measure):
             per.append(math.fsum(r.value for r in results))
             inexact = [i for i, r in enumerate(results) if not r.exact]
             if inexact:
+                timed = sum(results[i].status == "timed out" for i in inexact)
+                why = (f"the work limit of {self.work_limit:g} units per block, or a ci search making no progress"
+                       + (f"; {timed} by the {self.time_limit:g} s wall-clock time_limit, so those bounds depend "
+                          "on the machine and its load" if timed else ""))
                 caveats.append(
                     f"U_R ({self.semantics}) of '{t.criterion}': {len(inexact)} block(s) stopped before the solver "
-                    f"proved the minimum (the {self.time_limit:g} s solver limit, or a ci search making no "
-                    "progress), so the value is a lower bound whose sensitivity is not proven; raise time_limit"
+                    f"proved the minimum ({why}), so the value is a lower bound whose sensitivity is not proven; "
+                    "raise work_limit"
                 )
             if details:
                 blocks += [describe_block(t, i, r) for i, r in enumerate(results) if t.counts[i].sum() > 0]
@@ -259,7 +280,7 @@ def _full_two(change: float, n: int) -> str:
 @functools.lru_cache(maxsize=1)
 def _branch_and_bound_blocks() -> tuple[BlockRepair, BlockRepair]:
     pair = repair_pair("ci 3×3")
-    d, d_prime = (ci_block(t[0].astype(np.float64), time_limit=DEFAULT_TIME_LIMIT) for t in (pair.before, pair.after))
+    d, d_prime = (ci_block(t[0].astype(np.float64), limits=Limits()) for t in (pair.before, pair.after))
     return d, d_prime
 
 

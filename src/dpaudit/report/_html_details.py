@@ -101,8 +101,9 @@ def _repair(details: RepairDetails, result: AuditResult, m: MeasureResult) -> st
     body += " The total is the sum over the blocks.</p>"
     body += f"<p>Block status: {esc(details.status_line())}.</p>"
     if not details.exact:
-        why = ("A solver stopped at its time limit" if details.status == "timed out"
-               else "Some blocks are solved with bounds that do not meet")
+        why = {"timed out": "A solver stopped at the wall-clock time limit (a machine-dependent result)",
+               "work limit": "A solver used up its work budget (raise work_limit)"}.get(
+            details.status, "Some blocks are solved with bounds that do not meet")
         body += note(f"{why}: the value {fmt(m.value)} is a proven lower bound and "
                      f"{fmt(details.upper)} an upper bound.", "warn")
     for i, crit in enumerate(result.criteria):
