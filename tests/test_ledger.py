@@ -403,7 +403,7 @@ def test_fifty_processes_never_overspend(tmp_path):
         go.touch()
         reports = []
         for proc in procs:
-            out, err = proc.communicate(timeout=60)
+            out, err = proc.communicate(timeout=600)  # hang guard
             assert proc.returncode == 0, err
             reports.append(json.loads(out))
     finally:
@@ -458,14 +458,14 @@ def test_sigkill_never_loses_or_duplicates_a_spend(tmp_path):
             proc = subprocess.Popen([sys.executable, "-c", SPENDER, str(path), f"r{round_}"], stdout=out,
                                     stderr=subprocess.PIPE)
         try:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 300  # a hang guard, not a speed check
             while b"ready" not in report.read_bytes():
                 assert proc.poll() is None, proc.stderr.read()
                 assert time.monotonic() < deadline, "the child did not start"
                 time.sleep(0.005)
             time.sleep(rng.uniform(0.0, 0.15))
             proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=10)
+            proc.wait(timeout=300)  # hang guard
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -137,11 +137,11 @@ def test_sigkilled_dask_driver_resumes_locally(scheduler, local_run, tmp_path, a
             f"train_run({str(killed)!r}, **{kw!r}, backend='dask', scheduler={scheduler!r})")
     proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "DPAUDIT_DATA": str(adult_available)},
                             stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 600  # a hang guard, not a speed check
     try:
         while not (killed / "scores").is_dir() or not list((killed / "scores").glob("model_*.npy")):
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "no model finished within 60 s"
+            assert time.monotonic() < deadline, "no model finished within 600 s: hung"
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
     finally:
@@ -161,7 +161,7 @@ def test_local_cluster_without_scheduler(local_run, tmp_path, adult_available):
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     run = train_run(tmp_path / "lc", **{**SMALL, **KINDS["logreg-per-model"]}, backend="dask", n_jobs=2)
     assert _files(run) == _files(local_run("logreg-per-model"))
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 300  # a hang guard, not a speed check
     while {p.pid for p in psutil.Process().children(recursive=True)} - before:
         assert time.monotonic() < deadline, "the LocalCluster's worker processes outlived the run"
         time.sleep(0.05)

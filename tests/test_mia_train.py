@@ -150,11 +150,11 @@ def test_sigkill_then_resume_is_bit_identical(tmp_path, adult_available, trainer
             f"train_run({str(killed)!r}, **{kw!r})")
     env = {**os.environ, "DPAUDIT_DATA": str(adult_available)}
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 600  # a hang guard, not a speed check
     try:
         while not list((killed / "scores").glob("model_*.npy")) if (killed / "scores").is_dir() else True:
             assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "no model finished within 60 s"
+            assert time.monotonic() < deadline, "no model finished within 600 s: hung"
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
     finally:
