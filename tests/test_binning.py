@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dpaudit import Binned, Categorical, Criterion, Schema, count_tables
-from dpaudit.counting.encode import _MISSING_CODE, _bin_codes, _bin_expression, _equal_width_run
+from dpaudit.counting.encode import _MISSING_CODE, _bin_codes, _bin_expression
+from dpaudit.counting.keys import _equal_width_run
 
 nw = pytest.importorskip("narwhals.stable.v2")
 pa = pytest.importorskip("pyarrow")

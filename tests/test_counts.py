@@ -625,3 +625,46 @@ def test_names_an_engine_would_parse_are_counted_as_named(make):
     schema = Schema({"s.core": Binned([0, 3, 6, 9]), "`q`": Categorical([0, 1]), 'we"ird': Categorical(["a", "b"])})
     for text in ('we"ird ⊥ s.core', 'we"ird ⊥ `q` | s.core'):
         np.testing.assert_array_equal(one(make(df), text, schema).counts, oracle_counts(df, crit(text), schema))
+
+
+def test_files_share_one_duckdb_database_per_process(tmp_path):
+    """open_file reads through a cursor of one in-memory database kept for the process (a new database
+    costs ~14 ms to open and close); a forked child gets its own, never its parent's."""
+    import os
+
+    from dpaudit.counting.files import connection
+
+    frame = pd.DataFrame({"x": [1, 2, 2], "y": [0, 1, 1]})
+    frame.to_parquet(tmp_path / "f.parquet", index=False)
+    schema = Schema({"x": Categorical([1, 2]), "y": Categorical([0, 1])})
+    first, second = connection(), connection()
+    first.execute("CREATE TABLE shared_probe AS SELECT 7 AS v")
+    try:
+        assert first is not second
+        assert second.execute("SELECT v FROM shared_probe").fetchall() == [(7,)]  # the same database
+        child = os.fork() if hasattr(os, "fork") else None
+        if child == 0:  # the child: its own database (no probe table), counting as the parent does
+            try:
+                seen = connection().execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'shared_probe'")
+                counts = one(str(tmp_path / "f.parquet"), "x ⊥ y", schema).counts.tolist()
+                os._exit(0 if seen.fetchall() == [(0,)] and counts == [[[1, 0], [0, 2]]] else 1)
+            except BaseException:
+                os._exit(2)
+        if child is not None:  # a child that reused the parent's database would hang: not waited for forever
+            import time
+
+            for _ in range(3000):
+                done, status = os.waitpid(child, os.WNOHANG)
+                if done:
+                    break
+                time.sleep(0.1)
+            else:
+                os.kill(child, 9)
+                os.waitpid(child, 0)
+                pytest.fail("the forked child hung reading through its parent's DuckDB database")
+            assert status == 0
+    finally:
+        first.execute("DROP TABLE shared_probe")
+        first.close()
+        second.close()
+    assert one(str(tmp_path / "f.parquet"), "x ⊥ y", schema).counts.tolist() == [[[1, 0], [0, 2]]]

@@ -4,6 +4,7 @@ Each module imports only the modules before it in this order (none goes back up)
 
 * ``files``   — CSV/Parquet files opened with DuckDB, typed by the schema; malformed files refused
   (the path and CSV checks also serve the readers of ``dpaudit mia``).
+* ``keys``    — bin keys of integer columns in the engines' own integer division (``//``, ``div``).
 * ``checks``  — what is checked before a row is read: the criteria's columns, the cell limit.
 * ``spark``   — the Spark engine: its session, reading a file with Spark, moving a frame onto it.
 * ``engines`` — the :class:`Engine` protocol (the one seam for a new engine) and the registry

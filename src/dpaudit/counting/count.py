@@ -18,8 +18,10 @@ marginalised from it in numpy:
   as many rows as the data).
 
 Numeric columns declared :class:`~dpaudit.schema.Binned` are binned before grouping, inside the
-engine (:func:`~dpaudit.counting.encode.engine_frame`): integer division where the edges are equally
-spaced, a chain or binary search of comparisons elsewhere, always equal to ``#{edges <= x} - 1``.
+engine (:func:`~dpaudit.counting.encode.engine_frame`): an integer column on equally spaced integral
+edges by the engine's own integer division (:mod:`dpaudit.counting.keys`, DuckDB and Spark), other
+columns by a division where the edges are equally spaced and a chain or binary search of comparisons
+elsewhere; the codes always equal ``#{edges <= x} - 1``.
 The counts are placed into a dense ``int64`` array of shape ``(n_blocks, n_protected, n_outcome)``
 indexed by the schema's domains: blocks are the cells of A (one block when A is empty), rows the
 cells of P, columns the cells of O. Measures only ever see these arrays.
@@ -46,6 +48,7 @@ from dpaudit._io import plain
 from dpaudit.counting.checks import check_counting
 from dpaudit.counting.encode import _column_codes, engine_frame
 from dpaudit.counting.frames import Opened, open_data
+from dpaudit.counting.keys import IntegerKey
 from dpaudit.criteria import Criterion
 from dpaudit.schema import Binned, Categorical, Domain, Schema, _is_missing
 
@@ -277,16 +280,16 @@ def _tally(opened: Opened, criteria: Sequence[Criterion], schema: Schema, dtypes
         codes = {c: _column_codes(c, schema[c], series[c], dtypes[c], None, raw_numbers=True)
                  for c in order}
         return [_Tally(order, codes, None, sizes)]
-    frame, names = engine_frame(opened, order, schema, dtypes)
+    frame, names, keys = engine_frame(opened, order, schema, dtypes)
     if math.prod(sizes.values()) <= UNION_MAX_CELLS:
         groups = [order]
     else:
         groups = list(dict.fromkeys(tuple(sorted(crit.columns)) for crit in criteria))
-    return [_group(frame, columns, schema, dtypes, sizes, names) for columns in groups]
+    return [_group(frame, columns, schema, dtypes, sizes, names, keys) for columns in groups]
 
 
 def _group(frame: Any, columns: tuple[str, ...], schema: Schema, dtypes: dict[str, Any],
-           sizes: dict[str, int], names: dict[str, str]) -> _Tally:
+           sizes: dict[str, int], names: dict[str, str], keys: dict[str, IntegerKey]) -> _Tally:
     """One group-by count over ``columns`` (reached in the frame by ``names``) run by the frame's
     engine, coded."""
     import narwhals.stable.v2 as nw
@@ -301,8 +304,8 @@ def _group(frame: Any, columns: tuple[str, ...], schema: Schema, dtypes: dict[st
             "a number or a boolean (not a list or a dict)"
         ) from None
     weights = grouped.get_column(_COUNT).to_numpy().astype(np.int64)
-    codes = {c: _column_codes(c, schema[c], grouped.get_column(names[c]), dtypes[c], weights, raw_numbers=False)
-             for c in columns}
+    codes = {c: _column_codes(c, schema[c], grouped.get_column(names[c]), dtypes[c], weights, raw_numbers=False,
+                              key=keys.get(c)) for c in columns}
     return _Tally(columns, codes, weights, {c: sizes[c] for c in columns})
 
 

@@ -5,7 +5,9 @@ Binned numeric columns are binned by their declared edges, exactly — the code 
 inside any engine (:func:`_bin_expression`, for lazy frames: DuckDB, Spark, polars; applied by
 :func:`engine_frame`, which also reaches the columns by position) and numpy on Arrow columns
 (:func:`_bin_codes`, for in-memory frames). Both are checked against each other by
-``tests/test_binning.py``.
+``tests/test_binning.py``. An integer column on equally spaced integral edges is instead grouped
+on its key in the engine's own integer division where the engine has one (DuckDB, Spark:
+:mod:`dpaudit.counting.keys`, checked by ``tests/test_integer_keys.py``).
 
 Values (or bin codes) then become the index of their cell in the declared domain
 (:func:`_column_codes`), and values outside it are refused with the column, the values and their
@@ -26,33 +28,13 @@ import numpy as np
 
 from dpaudit._errors import DataError
 from dpaudit.counting.frames import Opened
+from dpaudit.counting.keys import IntegerKey, _equal_width_run, integer_key, key_codes
 from dpaudit.schema import Binned, Categorical, Domain, Schema, _is_missing
 
 _MISSING_CODE = -2  # bin code of a missing entry in a binned column (below-range is -1)
 _CHAIN_BINS = 8  # bins compared one after the other; more are found by binary search
-_MIN_RUN_BINS = 3  # equally spaced bins worth an integer division
 _EXACT_INT = 2.0**52  # integers and edges below this are exact doubles, and so is x - edge
 _EXACT_RUN = 2.0**49  # an integer run this short is binned by one division without correction (_bin_code)
-
-
-def _equal_width_run(edges: Sequence[float]) -> tuple[int, int, float] | None:
-    """The longest run ``edges[a..b]`` of finite edges that are exactly ``edges[a] + i·w`` in
-    floating point (so an engine computing ``edges[a] + q·w`` lands on the declared edge), with at
-    least :data:`_MIN_RUN_BINS` bins; None if there is none."""
-    best: tuple[int, int, float] | None = None
-    a, n = 0, len(edges)
-    while a < n - _MIN_RUN_BINS:
-        if not (math.isfinite(edges[a]) and math.isfinite(edges[a + 1])):
-            a += 1
-            continue
-        width = edges[a + 1] - edges[a]  # edges[a] + width itself may round off edges[a + 1]: checked too
-        b = a
-        while b + 1 < n and math.isfinite(edges[b + 1]) and edges[a] + (b + 1 - a) * width == edges[b + 1]:
-            b += 1
-        if b - a >= _MIN_RUN_BINS and (best is None or b - a > best[1] - best[0]):
-            best = (a, b, width)
-        a = max(b, a + 1)
-    return best
 
 
 def _bin_code(x: Any, edges: Sequence[float], integral: bool) -> Any:
@@ -133,15 +115,21 @@ def _bin_expression(name: str, domain: Binned, dtype: Any) -> Any:
     return nw.when(missing).then(nw.lit(float(_MISSING_CODE), nw.Float64)).otherwise(code).cast(nw.Int32).alias(name)
 
 
-def engine_frame(opened: Opened, columns: Sequence[str], schema: Schema, dtypes: dict[str, Any]) -> tuple[Any, dict[str, str]]:
+def engine_frame(opened: Opened, columns: Sequence[str], schema: Schema,
+                 dtypes: dict[str, Any]) -> tuple[Any, dict[str, str], dict[str, IntegerKey]]:
     """The frame a lazy engine groups: ``columns`` reached by position (by the engine that counts it,
     :meth:`dpaudit.counting.Engine.positional_columns`, so no engine parses a column's name), each
-    binned one as its bin code (:func:`_bin_expression`), and the new name of each column."""
+    binned one as its bin key — an :class:`~dpaudit.counting.keys.IntegerKey` computed by the
+    engine's integer division where there is one (:meth:`~dpaudit.counting.Engine.integer_keys`),
+    else its bin code (:func:`_bin_expression`) —, the new name of each column, and the keys used."""
     frame, names = opened.engine.positional_columns(opened.frame, columns)
     binned = [c for c in columns if isinstance(schema[c], Binned)]
-    if binned:
-        frame = frame.with_columns(*[_bin_expression(names[c], schema[c], dtypes[c]) for c in binned])  # type: ignore[arg-type]
-    return frame, names
+    keys = {c: key for c in binned if (key := integer_key(schema[c].edges, dtypes[c])) is not None}  # type: ignore[union-attr]
+    keyed = opened.engine.integer_keys(frame, {names[c]: key for c, key in keys.items()}) if keys else None
+    frame, keys = (frame, {}) if keyed is None else (keyed, keys)
+    if rest := [c for c in binned if c not in keys]:
+        frame = frame.with_columns(*[_bin_expression(names[c], schema[c], dtypes[c]) for c in rest])  # type: ignore[arg-type]
+    return frame, names, keys
 
 
 def _bin_codes(edges: Sequence[float], column: Any) -> np.ndarray:
@@ -209,6 +197,8 @@ def _codes(name: str, domain: Domain, raw: Any, weights: np.ndarray | None) -> n
     outside the domain. ``weights`` holds the number of rows of each value (None: one each)."""
     if isinstance(domain, Binned):
         codes = np.asarray(raw, dtype=np.int64)
+        if not len(codes) or (codes.min() >= 0 and codes.max() < domain.n_bins):
+            return codes  # every value inside the bins: nothing to refuse or move
         # Check the raw codes first: a value at or above the last edge has code n_bins, which is
         # also the index of the declared missing bin, and must not be counted there.
         bad = (codes == -1) | (codes >= domain.n_bins)
@@ -354,12 +344,13 @@ def _factorize(column: Any) -> tuple[list[Any], np.ndarray]:
 
 
 def _column_codes(name: str, domain: Domain, series: Any, dtype: Any, weights: np.ndarray | None,
-                  *, raw_numbers: bool) -> np.ndarray:
+                  *, raw_numbers: bool, key: IntegerKey | None = None) -> np.ndarray:
     """Domain codes of one column of counted rows (a frame's rows, or grouped rows with their
     ``weights``), as :func:`_codes` defines them; raises its DataErrors.
 
-    A binned column holds the engine's bin codes (:func:`_bin_expression`), or, with
-    ``raw_numbers``, the numbers themselves, binned here by :func:`_bin_codes`. A categorical column
+    A binned column holds the engine's bin codes (:func:`_bin_expression`), its bin keys (``key``,
+    :func:`~dpaudit.counting.keys.key_codes`), or, with ``raw_numbers``, the numbers themselves, binned
+    here by :func:`_bin_codes`. A categorical column
     is read as Arrow: values equal to a declared text or integer are coded by :func:`_known_codes`,
     the distinct remaining values (missing entries, values outside the domain, other types) by
     ``Domain.code_of``. Object columns, and columns Arrow has no kernel for, go through Python values.
@@ -368,7 +359,10 @@ def _column_codes(name: str, domain: Domain, series: Any, dtype: Any, weights: n
     import pyarrow as pa
 
     if isinstance(domain, Binned):
-        raw = _bin_codes(domain.edges, series.to_arrow()) if raw_numbers else series.to_numpy()
+        if key is not None:
+            raw = key_codes(series.to_arrow(), key, domain.n_bins, _MISSING_CODE)
+        else:
+            raw = _bin_codes(domain.edges, series.to_arrow()) if raw_numbers else series.to_numpy()
         return _codes(name, domain, raw, weights)
     if dtype != nw.Object:
         try:

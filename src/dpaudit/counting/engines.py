@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from dpaudit._errors import DataError
 from dpaudit._validation import one_of
+from dpaudit.counting.keys import IntegerKey
 from dpaudit.counting.spark import SparkEngine
 
 __all__ = ["Engine", "DuckDBEngine", "ENGINES", "DEFAULT_ENGINE", "check_engine", "engine_of", "describe"]
@@ -88,6 +89,13 @@ class Engine(Protocol):
         names = {c: f"__dpaudit_{position[c]}" for c in columns}
         return frame.select(*[nw.nth(position[c]).alias(names[c]) for c in columns]), names
 
+    def integer_keys(self, frame: Any, keys: Mapping[str, IntegerKey]) -> Any | None:
+        """The narwhals ``frame`` (of :meth:`positional_columns`) with each column named in ``keys``
+        replaced by its :class:`~dpaudit.counting.keys.IntegerKey`, computed by the engine's own
+        truncating integer division; None when the engine has none (then the general binning
+        expression of :mod:`dpaudit.counting.encode` is used)."""
+        return None
+
 
 class DuckDBEngine(Engine):
     """The default: a CSV/Parquet path is read by DuckDB when counted (streamed, typed by the
@@ -98,6 +106,20 @@ class DuckDBEngine(Engine):
 
     def copies(self, data: Any) -> bool:
         return False
+
+    def integer_keys(self, frame: Any, keys: Mapping[str, IntegerKey]) -> Any | None:
+        """For a DuckDB relation: one projection, DuckDB's integer ``//`` (truncating)."""
+        import narwhals.stable.v2 as nw
+
+        if frame.implementation is not nw.Implementation.DUCKDB:
+            return None
+        native = frame.to_native()
+        return nw.from_native(native.project(", ".join(
+            f'{keys[c].sql(_quoted(c), div="//")} AS {_quoted(c)}' if c in keys else _quoted(c) for c in native.columns)))
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 #: The registered engines by name; a new engine's instance goes in this tuple.

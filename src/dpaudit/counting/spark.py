@@ -25,6 +25,7 @@ from typing import Any
 
 from dpaudit._errors import DataError
 from dpaudit.counting.files import open_file
+from dpaudit.counting.keys import IntegerKey
 
 __all__ = ["SparkEngine", "MASTER_ENV", "session", "is_spark_frame", "read_file", "spark_errors"]
 
@@ -95,6 +96,16 @@ class SparkEngine:
         names = {c: f"__dpaudit_{position[c]}" for c in columns}
         renamed = native.toDF(*[f"__dpaudit_{i}" for i in range(len(native.columns))])
         return nw.from_native(renamed.select(*names.values())), names
+
+
+    def integer_keys(self, frame: Any, keys: Mapping[str, IntegerKey]) -> Any:
+        """One ``select``, Spark SQL's integer ``div`` (truncating)."""
+        import narwhals.stable.v2 as nw
+        from pyspark.sql import functions as F
+
+        native = frame.to_native()
+        return nw.from_native(native.select(*[
+            F.expr(keys[c].sql(f"`{c}`", div="div")).alias(c) if c in keys else F.col(f"`{c}`") for c in native.columns]))
 
 
 def _require_pyspark() -> None:
