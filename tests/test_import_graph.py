@@ -129,8 +129,8 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 #: a module may import its own layer and the ones below, never one above.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundations", ("dpaudit._errors", "dpaudit._validation", "dpaudit._io", "dpaudit._arrays", "dpaudit._version",
-                     "dpaudit._checks", "dpaudit._fields", "dpaudit._document", "dpaudit._views", "dpaudit.schema",
-                     "dpaudit.criteria")),
+                     "dpaudit._checks", "dpaudit._fields", "dpaudit._document", "dpaudit._views", "dpaudit._lazy",
+                     "dpaudit._defaults", "dpaudit.mia._defaults", "dpaudit.schema", "dpaudit.criteria")),
     ("counting", ("dpaudit.counting",)),
     ("privacy", ("dpaudit.privacy",)),
     ("typed data", ("dpaudit.details", "dpaudit.results", "dpaudit.mia.findings", "dpaudit.mia.results",

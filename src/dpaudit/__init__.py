@@ -3,11 +3,16 @@
 Fairness: how strongly a protected attribute depends on an outcome given admissible attributes,
 measured on the data and released with ε-differential privacy (Vologdin, Tao, Gilad, PVLDB 19(9)).
 
-``import dpaudit`` imports no dataframe engine (duckdb, polars, pyspark) and no torch: backends are
-imported when data of their kind arrive.
+``import dpaudit`` imports nothing but this module, the version and the exception family: every other
+name below is imported when it is first used (:mod:`dpaudit._lazy`), so no numpy, dataframe engine
+(duckdb, polars, pyspark), solver, plotting library or torch is loaded before data of their kind
+arrive (``tests/test_import_light.py`` pins the list).
 """
 
-from dpaudit import datasets
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from dpaudit._errors import (
     BudgetError,
     CriterionError,
@@ -16,14 +21,30 @@ from dpaudit._errors import (
     DPAuditError,
     SchemaError,
 )
+from dpaudit._lazy import lazy_package
 from dpaudit._version import __version__
-from dpaudit.audit import audit, repair_wcnf, split_budget
-from dpaudit.counting import CountTable, count_tables, infer_schema
-from dpaudit.criteria import Criterion, parse_criteria
-from dpaudit.measures import MEASURES, TVD, Measure, Repair, TopContribution, mutual_information, u_mi_tvd
-from dpaudit.privacy import Budget, Release, exact_release, laplace_release
-from dpaudit.results import AuditResult, MeasureResult
-from dpaudit.schema import Binned, Categorical, Schema
+
+if TYPE_CHECKING:
+    from dpaudit import datasets
+    from dpaudit.audit import audit, repair_wcnf, split_budget
+    from dpaudit.counting import CountTable, count_tables, infer_schema
+    from dpaudit.criteria import Criterion, parse_criteria
+    from dpaudit.measures import MEASURES, TVD, Measure, Repair, TopContribution, mutual_information, u_mi_tvd
+    from dpaudit.privacy import Budget, Release, exact_release, laplace_release
+    from dpaudit.results import AuditResult, MeasureResult
+    from dpaudit.schema import Binned, Categorical, Schema
+
+#: Where each public name lives (the imports above, for type checkers), imported on first use.
+_LAZY = {
+    "dpaudit.audit": ("audit", "repair_wcnf", "split_budget"),
+    "dpaudit.counting": ("CountTable", "count_tables", "infer_schema"),
+    "dpaudit.criteria": ("Criterion", "parse_criteria"),
+    "dpaudit.measures": ("MEASURES", "TVD", "Measure", "Repair", "TopContribution", "mutual_information", "u_mi_tvd"),
+    "dpaudit.privacy": ("Budget", "Release", "exact_release", "laplace_release"),
+    "dpaudit.results": ("AuditResult", "MeasureResult"),
+    "dpaudit.schema": ("Binned", "Categorical", "Schema"),
+}
+lazy_package(__name__, _LAZY)
 
 __all__ = [
     "__version__",

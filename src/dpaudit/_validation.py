@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Collection, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from dpaudit._errors import DPAuditError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["WHOLE", "NUMBER", "EVERY", "CHOICE", "SOME", "UNIT", "POSITIVE", "SEED", "FLAG", "whole_number", "number",
            "number_array", "positive", "unit_interval", "flag", "one_of", "some_of", "seed_value"]
@@ -116,6 +118,8 @@ def number_array(name: str, value: Any, *, low: float | None = None, high: float
     ...
     dpaudit._errors.DPAuditError: every n_out must be an integer >= 2, got 1
     """
+    import numpy as np  # here, not at the top: the scalar checks serve `dpaudit --help`, which loads no numpy
+
     bounds = _bounds(low, high, low_open, high_open, hint=hint)
     try:
         arr = np.asarray(value)
@@ -173,7 +177,8 @@ def flag(name: str, value: Any, *, error: type[DPAuditError] = DPAuditError) -> 
     ...
     dpaudit._errors.DPAuditError: fpc must be True or False, got 'yes'
     """
-    if isinstance(value, (bool, np.bool_)):
+    numpy = sys.modules.get("numpy")  # a numpy boolean exists only once numpy is imported: import nothing here
+    if isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_)):
         return bool(value)
     raise error(FLAG.format(name=name, value=value))
 

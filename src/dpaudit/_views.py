@@ -3,9 +3,9 @@
 The results (:mod:`dpaudit.results`, :mod:`dpaudit.mia.results`) are plain data at the bottom of the
 package; the renderers (:mod:`dpaudit.report`) sit above them and read them. So a result does not
 import its renderer: it asks this registry, owned by the bottom layer, for the function registered
-for its type and a view name (``"text"``, ``"html"``). :mod:`dpaudit.report` registers the built-in
-renderers when it is imported; a lookup that finds nothing imports :data:`RENDERERS` (the renderer
-package, by name) once and looks again — the way pandas finds its plotting backend. A user may
+for its type and a view name (``"text"``, ``"html"``). :mod:`dpaudit.report.views` registers the
+built-in renderers when it is imported; a lookup that finds nothing imports :data:`RENDERERS` (that
+module, by name) once and looks again — the way pandas finds its plotting backend. A user may
 register a view of their own for any type (``register_view(AuditResult, "text", my_render)``).
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 __all__ = ["RENDERERS", "register_view", "render_view"]
 
-#: The package whose import registers the built-in views.
-RENDERERS = "dpaudit.report"
+#: The module whose import registers the built-in views.
+RENDERERS = "dpaudit.report.views"
 
 _VIEWS: dict[tuple[type, str], Callable[[Any], str]] = {}
 

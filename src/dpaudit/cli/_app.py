@@ -40,6 +40,17 @@ def _plain_help(params: list[Any]) -> None:
             param.metavar = ""
 
 
+def _help_flag(option: Any) -> Any:
+    """The ``--help`` flag, shown plainly (:func:`_plain_help`) and ``False`` when not given: typer reads a
+    flag left at its default (None) through a pydantic adapter, and pydantic's import is ~0.1 s of every
+    ``dpaudit … --help``; a flag that is already a bool skips that."""
+    if option is not None:
+        _plain_help([option])
+        if option.default is None:
+            option.default = False
+    return option
+
+
 class _Command(TyperCommand):
     """A command whose help names arguments ``DATA`` / ``[NAME]`` and gives flags no value type."""
 
@@ -48,9 +59,7 @@ class _Command(TyperCommand):
         _plain_help(self.params)
 
     def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        _plain_help([option])
-        return option
+        return _help_flag(super().get_help_option(ctx))
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -68,9 +77,7 @@ class _Group(TyperGroup):
     """A command group whose ``--help`` flag shows no ``<bool>``."""
 
     def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        _plain_help([option])
-        return option
+        return _help_flag(super().get_help_option(ctx))
 
 
 class _Typer(typer.Typer):

@@ -8,12 +8,19 @@ from typing import Any
 
 import typer
 
+from dpaudit._defaults import (  # the defaults the help shows, without importing the measures
+    DEFAULT_CELLS,
+    DEFAULT_K,
+    DEFAULT_NAME_CELLS,
+    DEFAULT_SEMANTICS,
+    DEFAULT_WCNF_SEMANTICS,
+    DEFAULT_WORK_LIMIT,
+    MAX_CLAUSES,
+    MEASURE_TITLES,
+)
 from dpaudit._errors import DPAuditError
 from dpaudit.cli._app import Saves, app, fail, output_path, save_option, spinner, user_errors, write_json, wrote
 from dpaudit.counting import DEFAULT_ENGINE, check_engine, describe
-from dpaudit.measures import MEASURES, Repair, TopContribution
-from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
-from dpaudit.measures.contribution import DEFAULT_NAME_CELLS
 
 
 def _load_data(data: str, schema_file: Path | None, infer_schema: bool) -> tuple[Any, Any]:
@@ -97,8 +104,8 @@ def fairness(
         None, "--preset", help="A registered dataset's named criteria (e.g. paper); adds to -c."
     ),
     measure: list[str] = typer.Option(
-        list(MEASURES), "--measure", "-m", metavar="|".join(MEASURES),
-        help="Measure to compute, repeatable: " + ", ".join(f"{name} ({cls.title})" for name, cls in MEASURES.items())
+        list(MEASURE_TITLES), "--measure", "-m", metavar="|".join(MEASURE_TITLES),
+        help="Measure to compute, repeatable: " + ", ".join(f"{name} ({title})" for name, title in MEASURE_TITLES.items())
         + "; with --epsilon, ε is shared equally among them unless --split says otherwise.",
     ),
     epsilon: float | None = typer.Option(None, "--epsilon", "-e", help="Total privacy budget ε of this audit."),
@@ -107,18 +114,18 @@ def fairness(
     infer_schema: bool = typer.Option(False, "--infer-schema", help="Read domains off the data (not DP)."),
     seed: int | None = typer.Option(None, "--seed", help="Reproducible noise for tests; voids the DP guarantee."),
     k: int | None = typer.Option(None, "--k", help=f"U_TC: number of largest cell contributions summed per "
-                                    f"criterion (default {TopContribution.k})."),
+                                    f"criterion (default {DEFAULT_K})."),
     cells: str | None = typer.Option(None, "--cells", help="U_TC: rank 'domain' cells (all declared) or "
-                                        f"'observed' ones (default {TopContribution.cells})."),
+                                        f"'observed' ones (default {DEFAULT_CELLS})."),
     name_cells: int | None = typer.Option(
         None, "--name-cells", help=f"U_TC: top cells to name (default {DEFAULT_NAME_CELLS}; with --epsilon, named privately)."
     ),
     semantics: str | None = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
-                                            f"(default {Repair.semantics})."),
+                                            f"(default {DEFAULT_SEMANTICS})."),
     work_limit: float | None = typer.Option(
         None, "--work-limit", help="U_R: solver work units per block (≈ seconds on the reference machine, counted in "
                                    "the solvers' own work, so the same answer on every machine; default "
-                                   f"{Repair.work_limit:g})."),
+                                   f"{DEFAULT_WORK_LIMIT:g})."),
     time_limit: float | None = typer.Option(
         None, "--time-limit", help="U_R: also stop a block's solvers after this many seconds (off by default: a block "
                                    "it stops depends on the machine's load; recorded in the result)."),

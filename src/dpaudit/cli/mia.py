@@ -7,31 +7,31 @@ from typing import Any
 
 import typer
 
-from dpaudit._validation import one_of
 from dpaudit.cli._app import Saves, app, command_group, fail, output_path, save_option, user_errors, write_json, wrote
-from dpaudit.mia.evaluate import (
-    ATTACKS,
+from dpaudit.mia._defaults import (  # the defaults the help shows, without importing evaluation or training
+    ATTACK_TITLES,
     DEFAULT_ATTACK,
+    DEFAULT_BACKEND,
+    DEFAULT_DATASET,
+    DEFAULT_DESIGN,
     DEFAULT_FPR,
+    DEFAULT_MODEL,
     DEFAULT_N_BOOT,
     DEFAULT_REFERENCES,
     DEFAULT_SIGN,
     DEFAULT_THRESHOLD,
+    DEFAULT_TRAINER,
+    FPC_DEFAULTS,
+    FPC_DESIGNS,
+    MAX_REPEATS,
+    MODEL_NAMES,
     REFERENCES,
     SIGNS,
+    TABPFN_WEIGHTS_ENV,
     THRESHOLD_KINDS,
 )
-from dpaudit.mia.simulate import FPC_DEFAULTS, FPC_DESIGNS, MAX_REPEATS
-from dpaudit.mia.train.models import MODELS, TABPFN_WEIGHTS_ENV
-from dpaudit.mia.train.trainer import (
-    DEFAULT_BACKEND,
-    DEFAULT_DATASET,
-    DEFAULT_DESIGN,
-    DEFAULT_MODEL,
-    DEFAULT_TRAINER,
-)
 
-mia_app = command_group(f"Membership-inference evaluation (attacks: {', '.join(ATTACKS)}; calibrated TPR at low FPR).")
+mia_app = command_group(f"Membership-inference evaluation (attacks: {', '.join(ATTACK_TITLES)}; calibrated TPR at low FPR).")
 app.add_typer(mia_app, name="mia")
 
 #: The simulations of ``dpaudit mia simulate``, each with the options only it reads (the others it refuses).
@@ -66,9 +66,9 @@ def mia_evaluate(
                                    help="Scores each target's fits read: balanced (n_in − 1 IN and n_out − 1 OUT for "
                                         "every target, so no fit sees the target's membership) or loo (plain "
                                         "leave-one-out, the LiRA code)."),
-    attack: str = typer.Option(DEFAULT_ATTACK, "--attack", metavar="|".join(ATTACKS),
+    attack: str = typer.Option(DEFAULT_ATTACK, "--attack", metavar="|".join(ATTACK_TITLES),
                                help="The attack whose statistic the naive rule pools and whose signal the calibrated "
-                                    "rules use: " + ", ".join(f"{name} ({cls.title})" for name, cls in ATTACKS.items())
+                                    "rules use: " + ", ".join(f"{name} ({title})" for name, title in ATTACK_TITLES.items())
                                     + "."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Path | None = typer.Option(
@@ -113,7 +113,7 @@ def mia_train(
                                            "larger of the two in string order)."),
     schema_file: Path | None = typer.Option(None, "--schema", help="--data: a schema JSON declaring the features "
                                                "(Categorical: one-hot, Binned: numeric); default: from column types."),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", help=f"{', '.join(MODELS)} (tabpfn needs the tabpfn "
+    model: str = typer.Option(DEFAULT_MODEL, "--model", help=f"{', '.join(MODEL_NAMES)} (tabpfn needs the tabpfn "
                               f"package and ${TABPFN_WEIGHTS_ENV} naming a local checkpoint), or "
                               "package.module:factory returning a scikit-learn classifier with predict_proba."),
     models: int = typer.Option(..., "--models", "-M", help="Number of models M (≥ 6; even for --design efficient)."),
@@ -188,6 +188,7 @@ def mia_simulate(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> None:
     """Simulations with known truth: does each TPR rule recover the true mean per-record TPR; σ_emp/σ_ana vs √FPC."""
+    from dpaudit._validation import one_of
     from dpaudit.mia import simulate
 
     kind = one_of("simulation", kind, _SIMULATIONS)

@@ -21,10 +21,36 @@ Each module imports only the modules before it in this order (none goes back up)
 open what they are given.
 """
 
-from dpaudit.counting.checks import check_counting, max_cells
-from dpaudit.counting.count import UNION_MAX_CELLS, CountTable, count_tables, distinct_values, infer_schema
-from dpaudit.counting.engines import DEFAULT_ENGINE, ENGINES, DuckDBEngine, Engine, check_engine, describe, engine_of
-from dpaudit.counting.frames import Opened, declared_kinds, open_data
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dpaudit._lazy import lazy_package
+
+if TYPE_CHECKING:
+    from dpaudit.counting.checks import check_counting, max_cells
+    from dpaudit.counting.count import UNION_MAX_CELLS, CountTable, count_tables, distinct_values, infer_schema
+    from dpaudit.counting.engines import (
+        DEFAULT_ENGINE,
+        ENGINES,
+        DuckDBEngine,
+        Engine,
+        check_engine,
+        describe,
+        engine_of,
+    )
+    from dpaudit.counting.frames import Opened, declared_kinds, open_data
+
+#: Where each name lives (the imports above, for type checkers), imported on first use (:mod:`dpaudit._lazy`):
+#: ``--engine``'s help reads the engine registry without loading numpy or the counting code.
+_LAZY = {
+    "dpaudit.counting.checks": ("check_counting", "max_cells"),
+    "dpaudit.counting.count": ("UNION_MAX_CELLS", "CountTable", "count_tables", "distinct_values", "infer_schema"),
+    "dpaudit.counting.engines": ("DEFAULT_ENGINE", "ENGINES", "DuckDBEngine", "Engine", "check_engine", "describe",
+                                 "engine_of"),
+    "dpaudit.counting.frames": ("Opened", "declared_kinds", "open_data"),
+}
+lazy_package(__name__, _LAZY)
 
 __all__ = [
     "CountTable", "count_tables", "infer_schema", "distinct_values", "UNION_MAX_CELLS",

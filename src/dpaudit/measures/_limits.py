@@ -33,11 +33,11 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from dpaudit._defaults import DEFAULT_WORK_LIMIT
+
 __all__ = ["Limits", "DEFAULT_WORK_LIMIT", "NODE_BASE", "UNIT_NODE_WORK", "UNIT_PROPAGATIONS", "UNIT_CPSAT_TIME",
            "LP_ITERATIONS_PER_CELL", "WORK_LIMIT", "TIME_LIMIT", "NO_PROGRESS"]
 
-#: Work units per block by default (≈ seconds on the reference machine).
-DEFAULT_WORK_LIMIT = 30.0
 #: Branch and bound: a node's weight is ``NODE_BASE + m·k`` (the fixed cost of a node, in cells, plus
 #: its LP's size); one unit is ``UNIT_NODE_WORK`` weighted nodes.
 NODE_BASE = 50

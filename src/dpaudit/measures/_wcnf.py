@@ -39,13 +39,13 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit._defaults import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import one_of, whole_number
 
 __all__ = ["MAX_CLAUSES", "DEFAULT_WCNF_SEMANTICS", "BlockFormula", "block_wcnf", "wcnf_text", "repair_wcnf", "check_wcnf_options"]
 
-MAX_CLAUSES = 50_000_000  #: Default cap on the number of clauses (hard plus soft) of an exported formula.
-DEFAULT_WCNF_SEMANTICS = "bag"  #: The semantics exported when none is named.
+# MAX_CLAUSES (the default cap on an exported formula's clauses) and DEFAULT_WCNF_SEMANTICS: dpaudit._defaults.
 
 _CHUNK_CLAUSES = 1 << 18  # hard clauses generated (and formatted) per numpy chunk
 

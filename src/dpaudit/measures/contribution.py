@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
+from dpaudit._defaults import CELL_MODES, DEFAULT_CELLS, DEFAULT_K, DEFAULT_NAME_CELLS, MEASURE_TITLES, CellMode
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import one_of, whole_number
 from dpaudit.details.contribution import (
@@ -57,13 +58,8 @@ __all__ = [
     "K_ALL",
 ]
 
-CELL_MODES = ("domain", "observed")
-CellMode = Literal["domain", "observed"]
-#: The defaults of every U_TC entry point (:func:`u_tc` and :class:`TopContribution`), in one place.
-DEFAULT_K = 500
-DEFAULT_CELLS: CellMode = "domain"
-#: Top cells named when name_cells is not given (exact mode; DP mode in domain mode).
-DEFAULT_NAME_CELLS = 10
+# CELL_MODES, CellMode and the defaults DEFAULT_K, DEFAULT_CELLS, DEFAULT_NAME_CELLS: dpaudit._defaults (read by
+# `dpaudit fairness --help` without importing this module).
 #: A k larger than any table of the worst-case pairs: U_TC then sums every cell's MD.
 K_ALL = 10**6
 
@@ -285,7 +281,7 @@ class TopContribution(Measure):
     name_cells: int | None = None
 
     name = "tc"
-    title = "U_TC"
+    title = MEASURE_TITLES["tc"]
     reference = "Vologdin, Tao, Gilad, PVLDB 19(9), Alg. 3; spec §2.2"
     sensitivity_formula = "Σ_F min(3k, 6 [8 with A])/n (+2·max(¼, 1/n) each if observed)"
     upper = 2.0

@@ -58,10 +58,11 @@ import math
 import time  # the progress line's seconds only: no result depends on the clock
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
+from dpaudit._defaults import DEFAULT_SEMANTICS, MEASURE_TITLES, Semantics
 from dpaudit._validation import number, one_of
 from dpaudit.details.repair import SEMANTICS, BlockRepairDetail, CellChange, RepairDetails
 from dpaudit.measures._base import Assessment, Measure, ReportSection
@@ -74,9 +75,8 @@ from dpaudit.measures._neighbours import NeighbourPair, WorstCase, moved
 __all__ = ["Repair", "SEMANTICS", "BlockRepair", "repair_block", "repair_blocks", "u_r", "two_row_ci",
            "ENUMERATION_LIMIT", "repair_pair"]
 
-Semantics = Literal["ci", "bag", "set"]
-#: The defaults of every U_R entry point (the functions below and :class:`Repair`), in one place.
-DEFAULT_SEMANTICS: Semantics = "ci"
+# Semantics and the defaults DEFAULT_SEMANTICS, DEFAULT_WORK_LIMIT of every U_R entry point (the functions
+# below and :class:`Repair`): dpaudit._defaults (read by `dpaudit fairness --help` without importing this module).
 
 
 def _check_semantics(semantics: Any) -> str:
@@ -193,7 +193,7 @@ class Repair(Measure):
     time_limit: float | None = None
 
     name = "repair"
-    title = "U_R"
+    title = MEASURE_TITLES["repair"]
     reference = "Vologdin, Tao, Gilad, PVLDB 19(9), Alg. 2; spec §2.3"
     sensitivity_formula = "2·|F| (ci: (2 + 2·0.001)·|F|)"
     upper = math.inf

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit._defaults import MEASURE_TITLES
 from dpaudit.details.tvd import MIBaseline, TVDDetails
 from dpaudit.measures._base import Measure
 from dpaudit.measures._neighbours import NeighbourPair, WorstCase, family_r, moved
@@ -94,7 +95,7 @@ class TVD(Measure):
     """
 
     name = "tvd"
-    title = "U_MI^TVD"
+    title = MEASURE_TITLES["tvd"]
     reference = "Vologdin, Tao, Gilad, PVLDB 19(9), Alg. 1; spec §2.1"
     sensitivity_formula = "16·|F|/n"
     upper = 2.0

@@ -27,8 +27,8 @@ from scipy import stats
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import number_array, one_of, unit_interval, whole_number
+from dpaudit.mia._defaults import DEFAULT_SIGN, DEFAULT_THRESHOLD, SIGNS, THRESHOLD_KINDS, Sign, ThresholdKind
 from dpaudit.mia.designs import poisson_inclusion
-from dpaudit.mia.findings import DEFAULT_SIGN, DEFAULT_THRESHOLD, SIGNS, THRESHOLD_KINDS, Sign, ThresholdKind
 from dpaudit.mia.fits import LooFits, floored_sd, target_score
 from dpaudit.mia.scores import ScoreSet, check_train_size
 

@@ -56,6 +56,7 @@ from scipy import stats
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import flag, number, one_of, whole_number
+from dpaudit.mia._defaults import DEFAULT_FPR
 from dpaudit.mia.attacks import ATTACKS, DEFAULT_ATTACK, Attack, attack_from
 from dpaudit.mia.calibrate import (
     DEFAULT_SIGN,
@@ -86,11 +87,9 @@ __all__ = ["evaluate", "MiaReport", "RULES", "RULE_NAMES", "MIN_FPR", "MAX_BOOT"
            "THRESHOLD_KINDS", "SIGNS", "ATTACKS", "FPR_FLOOR_HINT", "DEFAULT_REFERENCES", "REFERENCES", "fpc_choice",
            "saturation"]
 
-# The defaults of :func:`evaluate`, each defined once where its concept lives and gathered here for the
-# command line (``dpaudit mia evaluate``): DEFAULT_ATTACK (:mod:`dpaudit.mia.attacks`), DEFAULT_THRESHOLD
-# and DEFAULT_SIGN (:mod:`dpaudit.mia.calibrate`), DEFAULT_N_BOOT and DEFAULT_LEVEL (:mod:`dpaudit.mia.metrics`).
-#: The target false-positive rates α unless the caller asks for others.
-DEFAULT_FPR: tuple[float, ...] = (1e-2, 1e-3)
+# The defaults of :func:`evaluate`, gathered here: DEFAULT_FPR, DEFAULT_ATTACK, DEFAULT_THRESHOLD, DEFAULT_SIGN,
+# DEFAULT_N_BOOT and DEFAULT_REFERENCES are defined once in :mod:`dpaudit.mia._defaults` (which the command
+# line's help reads without importing this module), DEFAULT_LEVEL in :mod:`dpaudit.mia.metrics`.
 
 #: The smallest target FPR :func:`evaluate` accepts: measuring α needs ~1/α non-member scores, and
 #: beyond 1e-12 the t and normal quantiles lose the precision that separates thresholds.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from typing import Annotated, Any, ClassVar
 
 from dpaudit._document import Doc
 from dpaudit._fields import Choice, Num, Rate, Unit, When, Whole, read_fields
@@ -20,15 +20,6 @@ __all__ = ["Verdict", "VulnerableRecords", "VERDICT_KINDS", "RULES", "RULE_LABEL
 
 #: The rules every report holds, in the order of its tables (evaluation and rendering both read it).
 RULES = ("naive", "pp_normal", "pp_t", "pp_rank", "per_record_empirical", "per_record_parametric")
-#: sign(Δ) of the PP transform: from the leave-one-out fits (the MIA paper), or +1
-#: (:func:`dpaudit.mia.calibrate.pp_transform`). Here, below evaluation and the report types, which both read it.
-Sign = Literal["fitted", "positive"]
-SIGNS: tuple[Sign, ...] = get_args(Sign)
-DEFAULT_SIGN: Sign = "fitted"
-#: The PP threshold: the Student-t predictive quantile or the normal one (:func:`dpaudit.mia.calibrate.threshold`).
-ThresholdKind = Literal["t", "normal"]
-THRESHOLD_KINDS: tuple[ThresholdKind, ...] = get_args(ThresholdKind)
-DEFAULT_THRESHOLD: ThresholdKind = "t"
 
 #: The three verdicts: evidence of leakage, no evidence at this M, no valid rule for these scores.
 VERDICT_KINDS = ("leakage", "no_evidence", "not_estimable")

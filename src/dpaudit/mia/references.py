@@ -36,17 +36,13 @@ not depend on membership; :func:`partner_models`).
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 import numpy as np
+
+from dpaudit.mia._defaults import DEFAULT_REFERENCES, REFERENCES, References
 
 __all__ = ["References", "REFERENCES", "DEFAULT_REFERENCES", "PARTNER_SEED", "partner_models", "partner_rows",
            "model_keys"]
 
-#: How a target's reference fits are chosen (module docstring).
-References = Literal["balanced", "loo"]
-REFERENCES: tuple[References, ...] = get_args(References)
-DEFAULT_REFERENCES: References = "balanced"
 #: The seed of the partners the evaluation draws (a fixed part of the rule, not the bootstrap's seed).
 PARTNER_SEED = 0
 #: The seed of the keys that choose the counted targets of an unbalanced design (:func:`counted_targets`).

@@ -44,7 +44,8 @@ from dpaudit._fields import (
     read_fields,
 )
 from dpaudit._views import render_view
-from dpaudit.mia.findings import RULES, SIGNS, THRESHOLD_KINDS, Verdict, VulnerableRecords
+from dpaudit.mia._defaults import SIGNS, THRESHOLD_KINDS
+from dpaudit.mia.findings import RULES, Verdict, VulnerableRecords
 
 __all__ = ["RuleResult", "FprSpread", "AlphaResult", "Curve", "Histogram", "MiaReport"]
 

@@ -14,21 +14,12 @@ and :func:`format_for` picks one by a file's suffix. ``dpaudit fairness``, ``dpa
 one module here with its ``render`` and one :func:`register_format` call (the ``_BUILTIN`` table of
 ``_formats.py``, or the caller's own code); no command changes.
 
-Importing this package registers the views that ``str(result)`` and a notebook's ``_repr_html_`` use
-(:mod:`dpaudit._views`): the results never import their renderers.
+Importing :mod:`dpaudit.report.views` registers the views that ``str(result)`` and a notebook's
+``_repr_html_`` use (:mod:`dpaudit._views` imports it on the first lookup): the results never import
+their renderers. Importing this package itself loads only the format registry, which names each
+renderer by ``module:function``: a command's ``--save`` help lists the formats without loading one.
 """
 
-from dpaudit._views import register_view
-from dpaudit.mia.results import MiaReport
 from dpaudit.report._formats import FORMATS, Format, describe_formats, format_for, register_format
-from dpaudit.report.html import render_audit_fragment
-from dpaudit.report.html_mia import render_mia_fragment
-from dpaudit.report.text import render_audit, render_mia
-from dpaudit.results import AuditResult
-
-register_view(AuditResult, "text", render_audit)
-register_view(AuditResult, "html", render_audit_fragment)
-register_view(MiaReport, "text", render_mia)
-register_view(MiaReport, "html", render_mia_fragment)
 
 __all__ = ["FORMATS", "Format", "register_format", "format_for", "describe_formats"]

@@ -10,6 +10,7 @@ Adding an attack is one module plus one line here.
 from __future__ import annotations
 
 from dpaudit._validation import one_of
+from dpaudit.mia._defaults import DEFAULT_ATTACK
 from dpaudit.mia.attacks._base import Attack
 from dpaudit.mia.attacks.lira import LiRA
 from dpaudit.mia.attacks.rmia import RMIA
@@ -18,8 +19,6 @@ __all__ = ["Attack", "LiRA", "RMIA", "ATTACKS", "DEFAULT_ATTACK", "attack_from"]
 
 #: The registered attacks by name.
 ATTACKS: dict[str, type[Attack]] = {cls.name: cls for cls in (LiRA, RMIA)}
-#: The attack of an evaluation that names none.
-DEFAULT_ATTACK = LiRA.name
 
 
 def attack_from(spec: str | Attack | None) -> Attack:

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import special
 
+from dpaudit.mia._defaults import ATTACK_TITLES
 from dpaudit.mia.attacks._base import Attack
 from dpaudit.mia.fits import LooFits, floored_sd, target_score
 from dpaudit.mia.scores import ScoreSet
@@ -146,7 +147,7 @@ class LiRA(Attack):
     """
 
     name: ClassVar[str] = "lira"
-    title: ClassVar[str] = "LiRA (online)"
+    title: ClassVar[str] = ATTACK_TITLES["lira"]
     reference: ClassVar[str] = "Carlini et al., IEEE S&P 2022, Alg. 1; spec §2"
 
     def signal(self, scores: ScoreSet) -> np.ndarray:

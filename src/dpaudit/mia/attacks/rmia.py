@@ -61,6 +61,7 @@ from scipy import special
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import flag, number, number_array, seed_value, whole_number
+from dpaudit.mia._defaults import ATTACK_TITLES
 from dpaudit.mia.attacks._base import Attack
 from dpaudit.mia.fits import LooFits
 from dpaudit.mia.scores import ScoreSet
@@ -233,7 +234,7 @@ class RMIA(Attack):
     seed: int = 0
 
     name: ClassVar[str] = "rmia"
-    title: ClassVar[str] = "RMIA"
+    title: ClassVar[str] = ATTACK_TITLES["rmia"]
     reference: ClassVar[str] = "Zarifzadeh, Liu, Shokri, ICML 2024 (PMLR 235:58244-58282); spec §2"
 
     def __post_init__(self) -> None:

@@ -17,6 +17,7 @@ from scipy import stats
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import whole_number
+from dpaudit.mia._defaults import DEFAULT_N_BOOT
 from dpaudit.mia.metrics._inputs import DEFAULT_LEVEL, check_counts, check_level, scalar_or_array, score_matrix
 from dpaudit.mia.metrics.bootstrap import _AXES, Bootstrap, _axes
 from dpaudit.mia.metrics.rechosen import RechosenThreshold
@@ -25,9 +26,6 @@ from dpaudit.mia.metrics.replicates import ReplicateBlock, TargetEntries, Target
 __all__ = ["clopper_pearson", "Bootstrap", "ReplicateBlock", "TargetSets", "TargetEntries", "RechosenThreshold",
            "BootstrapCI", "bootstrap_ci", "percentile_interval", "DEFAULT_N_BOOT"]
 
-#: Bootstrap replicates unless the caller asks for another number (:func:`bootstrap_ci`,
-#: :func:`dpaudit.mia.evaluate.evaluate`, ``dpaudit mia evaluate --n-boot``).
-DEFAULT_N_BOOT = 200
 
 
 def clopper_pearson(k: object, n: object, *, level: float = DEFAULT_LEVEL) -> tuple[float | np.ndarray, float | np.ndarray]:

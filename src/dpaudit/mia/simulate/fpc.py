@@ -18,6 +18,7 @@ from dpaudit._arrays import frozen
 from dpaudit._errors import DPAuditError
 from dpaudit._io import to_jsonable
 from dpaudit._validation import number, one_of, seed_value, whole_number
+from dpaudit.mia._defaults import FPC_DEFAULTS, FPC_DESIGNS, MAX_REPEATS
 from dpaudit.mia.designs import efficient_models, keep_matrix
 from dpaudit.mia.scores import check_train_size
 from dpaudit.mia.simulate._limits import MAX_CELLS, within_cells
@@ -25,14 +26,6 @@ from dpaudit.mia.simulate._summary import summary
 
 __all__ = ["FpcResult", "fpc_simulation", "FPC_DESIGNS", "FPC_DEFAULTS", "MAX_REPEATS"]
 
-#: The training-set designs :func:`fpc_simulation` compares, the first its default.
-FPC_DESIGNS = ("efficient", "subsets")
-#: The sizes :func:`fpc_simulation` (and ``dpaudit mia simulate fpc``) uses unless told otherwise.
-FPC_DEFAULTS = {"pool_size": 1000, "train_size": 500, "n_repeats": 20}
-#: The most repeats (independent pools) one simulation runs: the standard error of the mean ratio over
-#: repeats falls as 1/√R — measured sd per repeat 0.062 (M = 64) and 0.036 (M = 256) at the default
-#: pool, so 10⁴ repeats pin the mean to 6 × 10⁻⁴ and 4 × 10⁻⁴; more only cost time (M models a repeat).
-MAX_REPEATS = 10_000
 _REPEATS_HINT = " (10,000 repeats pin the mean ratio to ~5e-4; more only cost time)"
 _CHUNK_VALUES = 1 << 22  # fresh-data draws are made in chunks of at most this many floats
 

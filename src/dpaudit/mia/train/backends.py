@@ -63,13 +63,11 @@ from typing import Any
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import one_of
+from dpaudit.mia._defaults import BACKENDS, DEFAULT_BACKEND
 
 __all__ = ["BACKENDS", "DEFAULT_BACKEND", "LOCAL_CLUSTER_QUIET", "check_backend", "require_ml", "require_dask", "dask_client", "check_workers", "dask_runner",
            "local_runner", "version_mismatch"]
 
-#: Where the fits run: "local" (joblib processes on this machine) or "dask" (a Dask cluster).
-BACKENDS = ("local", "dask")
-DEFAULT_BACKEND = "local"
 
 _INSTALL = "pip install 'dpaudit[dask]'"
 

@@ -27,14 +27,13 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DPAuditError
+from dpaudit.mia._defaults import TABPFN_WEIGHTS_ENV
 from dpaudit.mia.train.data import sha256
 
 __all__ = ["ModelSpec", "MODELS", "TABPFN_WEIGHTS_ENV", "ModelFailure", "failure", "logit_confidence",
            "binary_logit", "proba_logit", "PROBABILITY_RESOLUTION", "SCORE_CAP", "model_seed", "tabpfn_checkpoint",
            "resolve_model", "make_pipeline"]
 
-#: Environment variable naming a local TabPFN classifier checkpoint; dpaudit never downloads weights.
-TABPFN_WEIGHTS_ENV = "DPAUDIT_TABPFN_WEIGHTS"
 
 
 class ModelFailure(DPAuditError):
@@ -119,8 +118,6 @@ MODELS: dict[str, ModelSpec] = {
     "hgb": ModelSpec("hgb", {"max_iter": 100, "learning_rate": 0.1, "max_leaf_nodes": 31}, _hgb),
     "tabpfn": ModelSpec("tabpfn", {"n_estimators": 4, "device": "cpu"}, _tabpfn, raw_features=True),
 }
-#: The model of a run that names none.
-DEFAULT_MODEL = "logreg"
 
 
 def logit_confidence(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:

@@ -33,11 +33,19 @@ import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._validation import flag, one_of, seed_value, whole_number
+from dpaudit.mia._defaults import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    DEFAULT_DATASET,
+    DEFAULT_DESIGN,
+    DEFAULT_MODEL,
+    DEFAULT_TRAINER,
+    DESIGNS,
+    TRAINERS,
+)
 from dpaudit.mia.designs import efficient_models, keep_matrix, poisson_keep
 from dpaudit.mia.scores import check_train_size
 from dpaudit.mia.train.backends import (
-    BACKENDS,
-    DEFAULT_BACKEND,
     check_backend,
     check_workers,
     dask_client,
@@ -47,7 +55,6 @@ from dpaudit.mia.train.backends import (
 )
 from dpaudit.mia.train.data import from_data, registered
 from dpaudit.mia.train.models import (
-    DEFAULT_MODEL,
     MODELS,
     SCORE_CAP,
     binary_logit,
@@ -71,14 +78,6 @@ from dpaudit.mia.train.run import (
 __all__ = ["train_run", "TRAINERS", "DESIGNS", "BACKENDS", "BATCHED_PARAMS", "MAX_MODELS", "DEFAULT_DATASET",
            "DEFAULT_MODEL", "DEFAULT_DESIGN", "DEFAULT_TRAINER", "DEFAULT_BACKEND"]
 
-#: How the models are fitted: "per-model" (one scikit-learn pipeline per joblib task) or "batched"
-#: (logistic regression only: :mod:`dpaudit.mia.train.batched_logreg`, ``batch_size`` models per task).
-TRAINERS = ("auto", "batched", "per-model")
-#: Membership designs: "efficient" (every record IN in exactly M/2 models, N = N+/2) or "poisson"
-#: (every keep[m, x] an independent Bernoulli(N/N+) draw, any N; :func:`dpaudit.mia.designs.poisson_keep`).
-DESIGNS = ("efficient", "poisson")
-#: The defaults of :func:`train_run` and ``dpaudit mia train`` (with DEFAULT_MODEL, DEFAULT_BACKEND).
-DEFAULT_DATASET, DEFAULT_DESIGN, DEFAULT_TRAINER = "adult", "efficient", "auto"
 #: Settings of the batched logistic-regression trainer (recorded in run.json): models per task,
 #: gradient tolerance on the mean loss (sklearn's loop: tol = 1e-4), iteration cap.
 BATCHED_PARAMS: dict[str, Any] = {"batch_size": 64, "gtol": 1e-8, "max_iter": 1000}

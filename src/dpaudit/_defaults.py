@@ -1,0 +1,43 @@
+"""The choices and defaults of the fairness measures that ``dpaudit fairness --help`` shows.
+
+One definition each: the measure modules import them from here (and re-export them where they always
+were: ``dpaudit.measures.contribution.DEFAULT_K``, ``dpaudit.measures.repair.DEFAULT_SEMANTICS``,
+``TopContribution.k``, …). They live in a module that imports nothing but :mod:`typing` because the
+command's help shows them: the help then loads no numpy and no solver (``tests/test_import_light.py``),
+while an audit loads what its measures use. The membership-inference counterpart is
+:mod:`dpaudit.mia._defaults`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["MEASURE_TITLES", "CellMode", "CELL_MODES", "DEFAULT_K", "DEFAULT_CELLS", "DEFAULT_NAME_CELLS",
+           "Semantics", "DEFAULT_SEMANTICS", "DEFAULT_WORK_LIMIT", "MAX_CLAUSES", "DEFAULT_WCNF_SEMANTICS"]
+
+#: The built-in measures' titles (the paper's symbols) by name, in registration order: each measure
+#: class takes its ``title`` from here; :data:`dpaudit.measures.MEASURES` holds the classes (and any a
+#: user registers).
+MEASURE_TITLES = {"tvd": "U_MI^TVD", "tc": "U_TC", "repair": "U_R"}
+
+# -- U_TC (dpaudit.measures.contribution) ----------------------------------------------------------------
+CellMode = Literal["domain", "observed"]
+CELL_MODES = ("domain", "observed")
+#: The defaults of every U_TC entry point (:func:`~dpaudit.measures.contribution.u_tc` and
+#: :class:`~dpaudit.measures.TopContribution`), in one place.
+DEFAULT_K = 500
+DEFAULT_CELLS: CellMode = "domain"
+#: Top cells named when name_cells is not given (exact mode; DP mode in domain mode).
+DEFAULT_NAME_CELLS = 10
+
+# -- U_R (dpaudit.measures.repair) and its WCNF export (dpaudit.measures._wcnf) -------------------------
+Semantics = Literal["ci", "bag", "set"]
+#: The defaults of every U_R entry point (:func:`~dpaudit.measures.repair.u_r` and friends,
+#: :class:`~dpaudit.measures.Repair`), in one place.
+DEFAULT_SEMANTICS: Semantics = "ci"
+#: Solver work units per block (≈ seconds on the reference machine; :mod:`dpaudit.measures._limits`).
+DEFAULT_WORK_LIMIT = 30.0
+#: Default cap on the number of clauses (hard plus soft) of an exported formula.
+MAX_CLAUSES = 50_000_000
+#: The semantics exported when none is named.
+DEFAULT_WCNF_SEMANTICS = "bag"
