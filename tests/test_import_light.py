@@ -89,7 +89,7 @@ def test_the_renderers_and_the_counting_code_wait_for_their_use():
     """``import dpaudit.report`` loads only the format registry; the engine registry loads no counting code."""
     out = _fresh("import sys; import dpaudit.report; from dpaudit.counting import describe; describe(); "
                  "print(sorted(m for m in sys.modules if m.startswith(('dpaudit.report.', 'dpaudit.counting.'))))")
-    assert out.strip() == str(sorted(["dpaudit.report._formats", "dpaudit.counting.engines", "dpaudit.counting.spark",
+    assert out.strip() == str(sorted(["dpaudit.report._formats", "dpaudit.counting.engines", "dpaudit.counting.spark", "dpaudit.counting.keys",
                                       "dpaudit.counting.files"]))
 
 

@@ -36,9 +36,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["IntegerKey", "integer_key", "key_codes"]  # and _equal_width_run, for the general expression
 
@@ -138,6 +139,7 @@ def key_codes(keys: Any, key: IntegerKey, n_bins: int, missing_code: int) -> np.
     """The comparison codes ``#{edges <= x} − 1`` (−1 below the first edge, ``n_bins`` at or above
     the last) of the grouped ``keys`` (an Arrow integer column, nulls for missing values, which get
     ``missing_code``)."""
+    import numpy as np  # here: --help imports this module and must not load numpy
     import pyarrow as pa
     import pyarrow.compute as pc
 
