@@ -56,7 +56,6 @@ def test_every_release_passes_at_ci_size(report):
     # The tight Laplace releases are audited close to their claim (power, not just validity).
     tight = {c.name: c.epsilon_lb for c in report.checks if c.name in ("tc/domain", "repair/ci", "repair/ci 3×3", "repair/bag", "repair/set")}
     assert min(tight.values()) > 0.5, tight
-    assert report.seconds < 60  # ≈ 12 s on one core; the budget is 30 s on 2 cores
 
 
 def test_broken_mechanism_is_caught(report):
