@@ -11,7 +11,7 @@ a removed figure, a changed number, an external request and an overflow by tampe
 Chromium: Debian's ``chromium`` (``shutil.which("chromium")``) with the flags of :data:`CHROMIUM_FLAGS`
 and a fresh empty profile (Playwright gives every launch a new temporary ``--user-data-dir``);
 never a browser downloaded by Playwright. Locally the tests skip when chromium or playwright is
-missing; in CI (``CI`` set) they fail. ``DPAUDIT_WRITE_SCREENSHOTS=1`` writes the README's
+missing (Playwright is the ``browser`` extra, not in the ``test`` extra: 0.17 GB); in CI (``CI`` set) they fail. ``DPAUDIT_WRITE_SCREENSHOTS=1`` writes the README's
 screenshots, ``docs/img/report_fairness.png`` and ``docs/img/report_mia.png``. Render and load times
 are printed (``pytest -s``).
 """
@@ -56,7 +56,7 @@ TIMINGS: dict[str, str] = {}
 def _unavailable(reason: str) -> None:
     """Skip locally with the reason; in CI the browser tests must run, so fail."""
     if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the browser tests (.ci/run installs chromium and the test extra)")
+        pytest.fail(f"{reason}; CI must run the browser tests (.ci/run installs chromium and the browser extra)")
     pytest.skip(reason)
 
 
@@ -65,7 +65,7 @@ def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("playwright is not installed (pip install -e '.[test]')")
+        _unavailable("playwright is not installed (pip install -e '.[browser]')")
     exe = shutil.which("chromium")
     if exe is None:
         _unavailable("chromium is not on PATH (apt-get install chromium)")
