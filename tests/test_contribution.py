@@ -122,6 +122,19 @@ def test_audit_exact_names_top_cells_with_labels(frame_and_schema):
     assert res.to_dict()["measures"]["tc"]["options"] == {"k": 2, "cells": "domain", "name_cells": 4}
 
 
+@pytest.mark.parametrize("cells", ["domain", "observed"])
+def test_exact_value_alone_builds_no_breakdown(frame_and_schema, cells):
+    """name_cells=0: the same values, and neither the top cells nor the MD maps are built."""
+    df, schema = frame_and_schema
+    crits = ["sex ⊥ income | age", "age ⊥ income"]
+    full = audit(df, crits, measures=("tc",), schema=schema, k=3, cells=cells)["tc"]
+    alone = audit(df, crits, measures=("tc",), schema=schema, k=3, cells=cells, name_cells=0)["tc"]
+    assert alone.value == full.value and alone.per_criterion == full.per_criterion
+    assert full.details.top_cells and full.details.cell_md and len(full.details.cell_md) == 2
+    assert alone.details.top_cells == () and alone.details.cell_md == ()
+    assert alone.extras.get("top_cells", []) == [] and alone.extras.get("cell_md", []) == []
+
+
 def test_audit_dp_names_cells_privately(frame_and_schema):
     df, schema = frame_and_schema
     res = audit(df, ["sex ⊥ income | age"], measures=("tc",), k=2, schema=schema, epsilon=50.0, name_cells=2)

@@ -152,3 +152,11 @@ def test_the_help_defaults_are_the_registered_ones():
     assert (Repair.semantics, Repair.work_limit, Repair.time_limit) == (DEFAULT_SEMANTICS, DEFAULT_WORK_LIMIT, None)
     assert {name: cls.title for name, cls in ATTACKS.items()} == ATTACK_TITLES and DEFAULT_ATTACK in ATTACKS
     assert tuple(MODELS) == MODEL_NAMES
+
+
+def test_the_dataset_files_module_imports_no_network_stack():
+    """The dataset files module (every dataset load, the small audit of ``bench_startup.py``) imports no
+    urllib.request / http / ssl: they are imported only when a file is downloaded."""
+    code = ("import sys; from dpaudit.datasets import _files; "
+            "print(sorted({'urllib.request', 'http', 'ssl'} & set(sys.modules)))")
+    assert _fresh(code).strip() == "[]"

@@ -118,7 +118,8 @@ def fairness(
     cells: str | None = typer.Option(None, "--cells", help="U_TC: rank 'domain' cells (all declared) or "
                                         f"'observed' ones (default {DEFAULT_CELLS})."),
     name_cells: int | None = typer.Option(
-        None, "--name-cells", help=f"U_TC: top cells to name (default {DEFAULT_NAME_CELLS}; with --epsilon, named privately)."
+        None, "--name-cells", help=f"U_TC: top cells to name (default {DEFAULT_NAME_CELLS}; with --epsilon, named privately; 0: the value "
+                              "alone, no cells or MD maps)."
     ),
     semantics: str | None = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
                                             f"(default {DEFAULT_SEMANTICS})."),

@@ -12,8 +12,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +63,8 @@ def _verify(data: bytes, spec: DataFile, origin: str) -> bytes:
 def download(url: str, spec: DataFile, *, part: bool = False) -> bytes:
     """Bytes at ``url`` (gunzipped if gzip), or DatasetError naming DPAUDIT_DATA and the expected path."""
     root = os.environ.get(DATA_ENV)
+    import urllib.error  # the network stack only when a file is downloaded (start-up, issue 25)
+    import urllib.request
     try:
         with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - fixed https URL
             data = response.read()

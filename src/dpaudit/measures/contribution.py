@@ -262,7 +262,8 @@ class TopContribution(Measure):
     cells : {"domain", "observed"}, default "domain"
         Rank every declared cell, or only cells with rows (the paper's reference code).
     name_cells : int, optional
-        How many top cells to name. Exact mode lists them with counts (default 10). DP mode names
+        How many top cells to name. Exact mode lists them with counts (default 10) and keeps the MD
+        map of every criterion; 0 asks for the value alone (no cells, no maps). DP mode names
         them with report-noisy-top-k on half of U_TC's ε (default 10 in domain mode; 0 turns it off;
         observed mode cannot name cells privately).
 
@@ -311,7 +312,11 @@ class TopContribution(Measure):
         return tc_sensitivity(n=n, k=self.k, conditional=conditional, cells=self.cells)
 
     def details(self, tables: Sequence[Any]) -> TopCellsDetails:
+        """The top cells and the MD maps; ``name_cells=0`` asks for the value alone: neither is built
+        (``top_cells`` and ``cell_md`` empty)."""
         m = DEFAULT_NAME_CELLS if self.name_cells is None else self.name_cells
+        if m == 0:
+            return TopCellsDetails((), ())
         return TopCellsDetails(top_cells_of_tables(tables, m, cells=self.cells), cell_md_maps(tables, cells=self.cells))
 
     @property

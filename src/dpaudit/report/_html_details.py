@@ -69,6 +69,8 @@ def _top_cells(details: TopCellsDetails, result: AuditResult, m: MeasureResult) 
     if details.cell_md is None:
         body += note("This result holds no MD maps (it was saved by an older dpaudit); re-run the exact audit "
                      "to draw them.")
+    elif not details.cell_md:
+        body += note("No MD maps: the audit was run with --name-cells 0 (the value alone).")
     else:
         body += "".join(_heatmap(cmap, i, str(m.options.get("cells", "domain")))
                         for i, cmap in enumerate(details.cell_md, 1))
