@@ -9,7 +9,7 @@ beside it (``tests/test_mia_distributions.py`` compares them bit for bit, edges 
 
 Examples
 --------
->>> round(norm_isf(0.05), 4), round(float(t_isf(0.05, 10)), 4), float(chi2_sf(0.0, 2))
+>>> round(float(norm_isf(0.05)), 4), round(float(t_isf(0.05, 10)), 4), float(chi2_sf(0.0, 2))
 (1.6449, 1.8125, 1.0)
 """
 
