@@ -4,40 +4,50 @@ M = 256 models, N+ = 50,000 records of synthetic per-record Gaussian LiRA scores
 (``dpaudit.mia.simulate.gaussian_scores``). The baseline is one ``np.sort`` of the flattened (M × N+)
 score matrix — the least any exact pooled ROC must do. Targets (issue 14): ``evaluate(scores,
 fpr=(1e-2, 1e-3))`` ≤ 15× the sort with ``n_boot=0``, ≤ 40× with ``n_boot=200`` (the CLI default),
-peak RSS ≤ 4× the score matrix (M·N+·8 bytes).
+peak RSS from loading the scores ≤ 4× the score matrix (M·N+·8 bytes).
 
 Run: ``python benchmarks/bench_mia.py [--models 256] [--records 50000] [--n-boot 200] [--repeat 5]
-[--no-rss] [--oracle] [--json FILE]``.
+[--cores 1] [--no-rss] [--oracle] [--json FILE]``.
 
 Timing: every side (the sort, ``evaluate`` at each ``n_boot``) in this one process, interleaved
 (a b c, c b a, …) after one untimed warm-up each, with medians, the ratio of the medians and the
-range of the per-round ratios, and ``os.getloadavg()`` before and after (``_suite.timing``). Memory:
-each side alone in a fresh process (``--_child``), which builds the scores, resets its resident
-high-water mark (``/proc/self/clear_refs``, Linux), runs the side once and reports the mark (``VmHWM``; ``ru_maxrss`` where /proc is missing: see :func:`child`), the RSS
-just before the side ran, and the side's own peak, the difference. The RSS target is judged on the
-side's own peak: the memory the evaluation adds to a process that holds the scores (the whole
-process also holds Python, numpy, scipy and the simulated data, ~2.2× the matrix before either side
-starts).
+range of the per-round ratios, and ``os.getloadavg()`` before and after (``_suite.timing``). Same
+cores on both sides: the sort uses one, so by default (``--cores 1``) the process is pinned to one
+CPU and BLAS's thread pools to one thread (:func:`same_cores`) — the bootstrap's background draw of
+its record weights then shares that core instead of running on a second one; ``--cores 0`` leaves
+every CPU to both. Memory: each side alone in a fresh process (``--_child``), on the same cores,
+counted from loading the scores: the child writes the simulated scores to a score file and drops
+them, resets its resident high-water mark (``/proc/self/clear_refs``, Linux), then runs the side from
+the file — ``ScoreSet.load`` + ``evaluate`` (reading, validating, building the ScoreSet), or
+``np.load`` + ``np.sort`` — and reports the mark (``VmHWM``; ``ru_maxrss`` where /proc is missing: see
+:func:`child`), the RSS just before loading, the side's own peak (the difference: the loaded
+matrices, every copy made while loading, the side's working memory) and the RSS the loaded inputs
+hold. The RSS target is judged on that own peak, as a multiple of the score matrix (M·N+·8 bytes).
 
 Importable (``benchmarks/run_all.py``)::
 
-    run_eval(models=256, records=50_000, boots=(0, 200), *, repeat=5, warmup=1, seed=0, rss=True, oracle=False) -> dict
+    run_eval(models=256, records=50_000, boots=(0, 200), *, repeat=5, warmup=1, seed=0, rss=True, oracle=False,
+             cores=1) -> dict
 
 returns ``{"name", "rows", "baseline", "sides": {side: {"seconds": [...], "median": s, "ratio":
 median / baseline median, "round_ratios": [min, max]}}, "load": {"before", "after"}, "check": text,
 "peak_rss_mib": {side: MiB}, "matrix_mib": float, ...}`` (the shape of ``bench_fairness.py``'s
 ``run_*``; ``peak_rss_mib`` and ``"rss"``, each child's details — peak while the side ran, RSS before
-it, the side's own peak — only with ``rss``) and ``"targets"`` the verdicts.
+it, the side's own peak, the loaded inputs — only with ``rss``), ``"cpus"`` the CPUs both sides ran on
+and ``"targets"`` the verdicts.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import os
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +58,7 @@ from _suite.timing import print_result as print_timing
 
 from dpaudit._io import atomic_write_text, to_jsonable
 from dpaudit.mia.evaluate import evaluate
+from dpaudit.mia.scores import ScoreSet
 from dpaudit.mia.simulate import gaussian_scores
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,38 +87,74 @@ def workload(models: int, records: int, seed: int) -> tuple[Any, np.ndarray]:
 # --------------------------------------------------------------------------------------------------
 # memory: one side alone in a fresh process
 # --------------------------------------------------------------------------------------------------
-def child(side: str, models: int, records: int, seed: int) -> int:
-    """Run one side once in this fresh process; print its wall time and memory as JSON.
+def child(side: str, models: int, records: int, seed: int, cores: int | None) -> int:
+    """Run one side once in this fresh process, from loading the scores; print its wall time and memory.
 
-    ``peak_rss_mib``: the process's resident high-water mark while the side ran (interpreter, data
-    and the side's working memory: ``VmHWM`` after resetting it once the data are built, so the
-    simulator's own transient peak, ``setup_peak_mib``, is not counted); ``own_peak_mib``: that
-    minus the RSS just before the side. Without /proc, ``ru_maxrss`` stands in for both marks. The
-    reset lowers ``ru_maxrss`` too; without the reset it would not serve anyway: on Linux a child
-    started by fork/vfork + exec inherits in ``ru_maxrss`` its parent's peak at the fork (the kernel
-    records the old address space's mark at exec), here the timing process's.
+    The simulated scores are written to a score file (``ScoreSet.save``) and dropped; then the
+    resident high-water mark is reset (``/proc/self/clear_refs``) and the side runs from the file:
+    ``ScoreSet.load`` + ``evaluate`` (reading the archive, validating it, building the ScoreSet, the
+    evaluation), or ``np.load`` of the score member + ``np.sort``. ``peak_rss_mib``: the process's mark
+    while the side ran (``VmHWM``); ``own_peak_mib``: that minus the RSS just before the side, so the
+    loaded matrix, every copy made while loading and the side's working memory all count;
+    ``loaded_mib``: the RSS the loaded inputs hold (the arrays the side was handed). Without /proc,
+    ``ru_maxrss`` stands in for both marks. The reset lowers ``ru_maxrss`` too; without it the mark
+    would not serve anyway: on Linux a child started by fork/vfork + exec inherits in ``ru_maxrss`` its
+    parent's peak at the fork (the kernel records the old address space's mark at exec), here the
+    timing process's.
     """
-    scores, flat = workload(models, records, seed)
-    before = status_mib("VmRSS")
-    setup_peak = status_mib("VmHWM")
-    reset = reset_high_water_mark()
-    t0 = time.perf_counter()
-    if side == "sort":
-        np.sort(flat)
-    else:
-        evaluate(scores, fpr=FPR, n_boot=int(side))
-    seconds = time.perf_counter() - t0
+    with same_cores(cores), tempfile.TemporaryDirectory(prefix="bench_mia_") as folder:
+        path = gaussian_scores(models, records, seed=seed).to_scoreset().save(Path(folder) / "scores.npz")
+        gc.collect()
+        before = status_mib("VmRSS")
+        setup_peak = status_mib("VmHWM")
+        reset = reset_high_water_mark()
+        t0 = time.perf_counter()
+        if side == "sort":
+            with np.load(path) as archive:
+                flat = archive["score"].reshape(-1)
+            loaded = status_mib("VmRSS")
+            np.sort(flat)
+        else:
+            scores = ScoreSet.load(path)
+            loaded = status_mib("VmRSS")
+            evaluate(scores, fpr=FPR, n_boot=int(side))
+        seconds = time.perf_counter() - t0
     hwm = status_mib("VmHWM") if reset else None
     peak = hwm if hwm is not None else ru_maxrss_mib()
     own = peak - before if hwm is not None and before is not None else None
+    held = loaded - before if loaded is not None and before is not None else None
     print(json.dumps({"side": side, "seconds": seconds, "peak_rss_mib": peak, "ru_maxrss_mib": ru_maxrss_mib(),
-                      "setup_peak_mib": setup_peak, "before_mib": before, "own_peak_mib": own}))
+                      "setup_peak_mib": setup_peak, "before_mib": before, "own_peak_mib": own, "loaded_mib": held}))
     return 0
 
 
-def fresh_process(side: str, models: int, records: int, seed: int) -> dict[str, Any]:
+@contextlib.contextmanager
+def same_cores(cores: int | None) -> Iterator[list[int]]:
+    """Both sides on the same ``cores`` CPUs while the block runs: this process (and the children it
+    starts) pinned to the first ``cores`` it may use, BLAS's thread pools limited to as many threads
+    (threadpoolctl, where installed), and so the bootstrap's background draw on those CPUs too; ``None``
+    leaves every CPU. Yields the CPUs used; restores the affinity and the pools on exit."""
+    if not hasattr(os, "sched_getaffinity"):
+        yield []
+        return
+    before = os.sched_getaffinity(0)
+    allowed = sorted(before) if cores is None else sorted(before)[:max(1, cores)]
+    with contextlib.ExitStack() as stack:
+        if cores is not None:
+            os.sched_setaffinity(0, allowed)
+            stack.callback(os.sched_setaffinity, 0, before)
+            try:
+                from threadpoolctl import threadpool_limits
+
+                stack.enter_context(threadpool_limits(limits=len(allowed)))
+            except ImportError:  # the pinning alone still keeps every thread on those CPUs
+                pass
+        yield allowed
+
+
+def fresh_process(side: str, models: int, records: int, seed: int, cores: int | None) -> dict[str, Any]:
     return in_fresh_process(__file__, "--_child", side, "--models", str(models), "--records", str(records),
-                            "--seed", str(seed))
+                            "--seed", str(seed), *(() if cores is None else ("--cores", str(cores))))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -137,10 +184,12 @@ def _check(scores: Any, flat: np.ndarray, boots: Sequence[int], oracle: bool) ->
 
 
 def run_eval(models: int = 256, records: int = 50_000, boots: Sequence[int] = (0, 200), *, repeat: int = 5,
-             warmup: int = 1, seed: int = 0, rss: bool = True, oracle: bool = False) -> dict[str, Any]:
+             warmup: int = 1, seed: int = 0, rss: bool = True, oracle: bool = False,
+             cores: int | None = 1) -> dict[str, Any]:
     """Time ``evaluate`` at each ``n_boot`` against one ``np.sort`` of the flattened score matrix,
-    interleaved in this process; with ``rss``, each side's peak RSS in a fresh process (module
-    docstring). ``oracle`` also checks the report against the pre-change code (slow: ~40× the sort)."""
+    interleaved in this process, both on the same ``cores`` CPUs (default 1: the sort's one; None: all);
+    with ``rss``, each side's peak RSS in a fresh process (module docstring). ``oracle`` also checks
+    the report against the pre-change code (slow: ~40× the sort)."""
     boots = tuple(int(b) for b in boots)
     scores, flat = workload(models, records, seed)
 
@@ -149,12 +198,13 @@ def run_eval(models: int = 256, records: int = 50_000, boots: Sequence[int] = (0
 
     fns: dict[str, Callable[[], Any]] = {BASELINE: lambda: np.sort(flat)}
     fns.update({side_name(b): evaluation(b) for b in boots})
-    result = run_sides(f"MIA evaluation, M = {models} models × N+ records", records, fns, BASELINE, repeat, warmup,
-                       lambda: _check(scores, flat, boots, oracle), models=models, matrix_mib=flat.size * 8 / 2**20,
-                       fpr=list(FPR))
+    with same_cores(cores) as cpus:
+        result = run_sides(f"MIA evaluation, M = {models} models × N+ records", records, fns, BASELINE, repeat,
+                           warmup, lambda: _check(scores, flat, boots, oracle), models=models,
+                           matrix_mib=flat.size * 8 / 2**20, fpr=list(FPR), cpus=cpus)
     if rss:
-        children = {BASELINE: fresh_process("sort", models, records, seed)}
-        children.update({side_name(b): fresh_process(str(b), models, records, seed) for b in boots})
+        children = {BASELINE: fresh_process("sort", models, records, seed, cores)}
+        children.update({side_name(b): fresh_process(str(b), models, records, seed, cores) for b in boots})
         result["rss"] = children
         result["peak_rss_mib"] = {side: c["peak_rss_mib"] for side, c in children.items()}
     result["targets"] = verdicts(result, boots)
@@ -182,12 +232,14 @@ def print_result(result: dict[str, Any]) -> None:
     print_timing(result)
     mat = result["matrix_mib"]
     if "rss" in result:
-        print(f"  memory, each side alone in a fresh process (score matrix {mat:.1f} MiB): peak while it ran; "
-              "RSS before it; its own peak")
+        print(f"  memory, each side alone in a fresh process from loading the scores (score matrix {mat:.1f} MiB): "
+              "peak while it ran; RSS before loading; its own peak; the loaded inputs")
         for side, c in result["rss"].items():
             own = "n/a" if c["own_peak_mib"] is None else f"{c['own_peak_mib']:.0f} MiB = {c['own_peak_mib'] / mat:.2f}x"
             before = "n/a" if c["before_mib"] is None else f"{c['before_mib']:.0f} MiB"
-            print(f"  {side:<42} {c['peak_rss_mib']:6.0f} MiB; {before}; {own}")
+            held = "n/a" if c.get("loaded_mib") is None else f"{c['loaded_mib']:.0f} MiB"
+            print(f"  {side:<42} {c['peak_rss_mib']:6.0f} MiB; {before}; {own}; {held}")
+    print(f"  CPUs both sides ran on: {result.get('cpus')}")
     size = "" if at_target_size(result) else " (the targets are set for M = 256, N+ = 50,000: for reference)"
     for name, t in result["targets"].items():
         print(f"  target {name}: {t['value']:.2f}{t['unit']} ≤ {t['target']:g}: {'met' if t['met'] else 'MISSED'}{size}")
@@ -207,14 +259,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-rss", action="store_true", help="skip the fresh-process peak RSS runs")
     ap.add_argument("--oracle", action="store_true", help="also check the report against the pre-change code")
     ap.add_argument("--json", type=Path, default=None, help="write the result (all repeats) to this file")
+    ap.add_argument("--cores", type=int, default=1, help="CPUs both sides run on (default 1, the sort's; 0: all)")
     ap.add_argument("--_child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    cores = args.cores or None
     if args._child:
-        return child(args._child, args.models, args.records, args.seed)
+        return child(args._child, args.models, args.records, args.seed, cores)
     print(f"numpy {np.__version__} | Python {sys.version.split()[0]} | {os.cpu_count()} CPU(s) | load {loadavg()}")
     boots = (0, args.n_boot) if args.n_boot else (0,)
     result = run_eval(args.models, args.records, boots, repeat=args.repeat, seed=args.seed, rss=not args.no_rss,
-                      oracle=args.oracle)
+                      oracle=args.oracle, cores=cores)
     print_result(result)
     if args.json:
         atomic_write_text(args.json, json.dumps(to_jsonable(result), indent=1, allow_nan=False))

@@ -81,6 +81,31 @@ def _array(name: str, value: Any, *, shape: str = _SHAPE) -> np.ndarray:
     return array
 
 
+def _within(score: np.ndarray, limit: float) -> bool:
+    """Whether every score is finite and of magnitude at most ``limit``: its least and greatest value
+    are (NaN propagates through both, ±inf is one of them)."""
+    low, high = float(score.min()), float(score.max())
+    return -limit <= low and high <= limit
+
+
+def _refuse_values(score: np.ndarray, limit: float) -> None:
+    """The DataError naming the first non-finite score, else the first of magnitude above ``limit``."""
+    finite = np.isfinite(score)
+    if not finite.all():
+        bad = np.argwhere(~finite)
+        m, x = bad[0]
+        raise DataError(
+            f"score has {len(bad)} non-finite value(s) (NaN or ±inf); the first is {score[m, x]} at "
+            f"model {m}, record {x}; repair the scores or drop those records"
+        )
+    huge = np.abs(score) > limit
+    m, x = np.argwhere(huge)[0]
+    raise DataError(
+        f"score has {int(huge.sum())} value(s) of magnitude above {limit:.3g} (the first is {score[m, x]:g} at "
+        f"model {m}, record {x}); their fourth powers overflow the normality check: rescale the scores"
+    )
+
+
 def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
     """Validate a score matrix and its keep matrix; return them as float64 and bool arrays.
 
@@ -108,22 +133,9 @@ def check_score_keep(score: Any, keep: Any) -> tuple[np.ndarray, np.ndarray]:
     if score.shape != keep.shape:
         raise DataError(f"score and keep must have the same shape, got {score.shape} and {keep.shape}; both are "
                         f"{_SHAPE}, one row per model and one column per pool record")
-    finite = np.isfinite(score)
-    if not finite.all():
-        bad = np.argwhere(~finite)
-        m, x = bad[0]
-        raise DataError(
-            f"score has {len(bad)} non-finite value(s) (NaN or ±inf); the first is {score[m, x]} at "
-            f"model {m}, record {x}; repair the scores or drop those records"
-        )
     limit = max_abs_score(score.shape[0])
-    huge = np.abs(score) > limit
-    if huge.any():
-        m, x = np.argwhere(huge)[0]
-        raise DataError(
-            f"score has {int(huge.sum())} value(s) of magnitude above {limit:.3g} (the first is {score[m, x]:g} at "
-            f"model {m}, record {x}); their fourth powers overflow the normality check: rescale the scores"
-        )
+    if score.size and not _within(score, limit):  # two reductions, no matrix-sized temporary
+        _refuse_values(score, limit)
     if keep.dtype != np.bool_:
         if keep.dtype.kind not in "iufO" or not np.isin(keep, (0, 1)).all():
             raise DataError(f"keep must be boolean (or integers 0/1), got dtype {keep.dtype} with other values")

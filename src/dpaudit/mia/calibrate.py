@@ -23,11 +23,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import number_array, one_of, unit_interval, whole_number
 from dpaudit.mia._defaults import DEFAULT_SIGN, DEFAULT_THRESHOLD, SIGNS, THRESHOLD_KINDS, Sign, ThresholdKind
+from dpaudit.mia._distributions import norm_isf, t_isf
 from dpaudit.mia.designs import poisson_inclusion
 from dpaudit.mia.fits import LooFits, floored_sd, target_score
 from dpaudit.mia.scores import ScoreSet, check_train_size
@@ -133,7 +133,7 @@ def threshold(
     """
     alpha = unit_interval("alpha", alpha)
     if one_of("kind", kind, THRESHOLD_KINDS) == "normal":
-        return float(stats.norm.isf(alpha))
+        return float(norm_isf(alpha))
     if n_out is None:
         raise DPAuditError("kind='t' needs n_out, the number of OUT scores per fit (e.g. fits.n_out)")
     n = number_array("n_out", n_out, integer=True, low=2, hint=N_OUT_HINT)
@@ -146,7 +146,7 @@ def threshold(
         inverse = (n - low).astype(np.intp)
     else:
         distinct, inverse = np.unique(n.astype(np.float64), return_inverse=True)
-    value = (stats.t.isf(alpha, distinct - 1) * np.sqrt(1 + 1 / distinct))[inverse].reshape(n.shape)
+    value = (t_isf(alpha, distinct - 1) * np.sqrt(1 + 1 / distinct))[inverse].reshape(n.shape)
     return float(value) if value.ndim == 0 else value
 
 

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
+from dpaudit.mia._distributions import norm_isf, t_isf
 from dpaudit.mia.fits import RecordMoments
 from dpaudit.mia.per_record import normal_tail_umvue
 from dpaudit.mia.results import Curve, Histogram
@@ -80,14 +80,14 @@ def _pp_curves(f: np.ndarray, members: np.ndarray, n_out: np.ndarray, *, balance
     alphas = _curve_alphas(n_neg)
     points = alphas.size
     out: dict[str, Curve] = {}
-    index = np.where(counted, np.searchsorted(stats.norm.isf(alphas), f, side="right"), 0)
+    index = np.where(counted, np.searchsorted(norm_isf(alphas), f, side="right"), 0)
     out["pp_normal"] = _counted_curve(*_suffix_counts(index, members, points), n_neg, n_pos, f.shape)
     n_ref = n_out[None, :] - (np.ones_like(members) if balanced else ~members)  # the OUT count of each target's fit
     low, high = int(n_out.min()) - 1, int(n_out.max())
     for d in range(low, high + 1):  # few values: n_out − 1 and n_out under the efficient design
         chosen = (n_ref == d) & counted
         if chosen.any():
-            cut = stats.t.isf(alphas, d - 1) * math.sqrt(1 + 1 / d)
+            cut = t_isf(alphas, d - 1) * math.sqrt(1 + 1 / d)
             index[chosen] = np.searchsorted(cut, f[chosen], side="right")
     out["pp_t"] = _counted_curve(*_suffix_counts(index, members, points), n_neg, n_pos, f.shape)
     return out
@@ -145,7 +145,7 @@ def parametric_curve(moments: RecordMoments, fpc: float | None, n_neg: int) -> C
     n_in, n_out = moments.n_in[sampled], moments.n_out[sampled]
     sd_in, sd_out = np.sqrt(moments.ss_in[sampled] / (n_in - 1)), np.sqrt(moments.ss_out[sampled] / (n_out - 1))
     distinct, inverse = np.unique(n_out, return_inverse=True)
-    t_cut = (stats.t.isf(alphas[:, None], distinct - 1) * np.sqrt(1 + 1 / distinct))[:, inverse]
+    t_cut = (t_isf(alphas[:, None], distinct - 1) * np.sqrt(1 + 1 / distinct))[:, inverse]
     cut = moments.mean_out[sampled] + sd_out * scale * t_cut
     tpr = normal_tail_umvue(cut, n_in, moments.mean_in[sampled], sd_in * scale).mean(axis=1)
     return Curve((*alphas.tolist(), 1.0), (*tpr.tolist(), 1.0), "nominal", int(sampled.size))

@@ -52,11 +52,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import flag, number, one_of, whole_number
 from dpaudit.mia._defaults import DEFAULT_FPR
+from dpaudit.mia._distributions import chi2_sf
 from dpaudit.mia.attacks import ATTACKS, DEFAULT_ATTACK, Attack, attack_from
 from dpaudit.mia.calibrate import (
     DEFAULT_SIGN,
@@ -117,7 +117,7 @@ def _jarque_bera_share(moments: RecordMoments, level: float = 0.01) -> float:
     skew = moments.m3_out / n / safe**1.5
     kurt = moments.m4_out / n / safe**2
     jb = n / 6.0 * (skew**2 + (kurt - 3.0) ** 2 / 4.0)
-    p = stats.chi2.sf(jb, df=2)
+    p = chi2_sf(jb, 2)
     return float(np.mean(np.where(m2 > 0, p < level, False)))
 
 

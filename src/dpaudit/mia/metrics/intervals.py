@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import whole_number
 from dpaudit.mia._defaults import DEFAULT_N_BOOT
+from dpaudit.mia._distributions import beta_ppf
 from dpaudit.mia.metrics._inputs import DEFAULT_LEVEL, check_counts, check_level, scalar_or_array, score_matrix
 from dpaudit.mia.metrics.bootstrap import _AXES, Bootstrap, _axes
 from dpaudit.mia.metrics.rechosen import RechosenThreshold
@@ -65,8 +65,8 @@ def clopper_pearson(k: object, n: object, *, level: float = DEFAULT_LEVEL) -> tu
     k_arr, n_arr = check_counts(k, n, "k", "n")
     a = 1.0 - level
     # Beta(0, ·) and Beta(·, 0) are degenerate: keep scipy's parameters valid and set the edges exactly.
-    lower = stats.beta.ppf(a / 2, np.maximum(k_arr, 1), n_arr - k_arr + 1)
-    upper = stats.beta.ppf(1 - a / 2, k_arr + 1, np.maximum(n_arr - k_arr, 1))
+    lower = beta_ppf(a / 2, np.maximum(k_arr, 1), n_arr - k_arr + 1)
+    upper = beta_ppf(1 - a / 2, k_arr + 1, np.maximum(n_arr - k_arr, 1))
     lower = np.where(k_arr == 0, 0.0, lower)
     upper = np.where(k_arr == n_arr, 1.0, upper)
     return scalar_or_array(lower), scalar_or_array(upper)

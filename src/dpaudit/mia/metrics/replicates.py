@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 __all__ = ["ReplicateBlock", "TargetSets", "TargetEntries"]
 
@@ -79,6 +78,8 @@ class TargetEntries:
     """
 
     def __init__(self, shape: tuple[int, int], positions: np.ndarray, values: np.ndarray) -> None:
+        from scipy import sparse  # only a bootstrap builds one: an evaluation with n_boot = 0 skips the import
+
         m, n = int(shape[0]), int(shape[1])
         self.shape, self.k = (m, n), int(values.shape[1])
         rows, cols = np.divmod(np.asarray(positions, dtype=np.int64), n)
