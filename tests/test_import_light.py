@@ -9,8 +9,8 @@ nothing has been imported yet.
 * ``dpaudit --help`` and the help of every command and group: none of :data:`HEAVY`. Not numpy either
   (0.1 s of a 0.2 s help): the defaults the help shows live in ``dpaudit._defaults`` and
   ``dpaudit.mia._defaults``, the engine and format registries name their libraries without importing
-  them. Allowed: typer, click (typer's copy) and rich with its markdown and syntax modules — typer
-  draws every help with rich (0.09 s of imports; docs/architecture.md keeps typer + rich for the CLI).
+  them. Nor rich: the help is click's plain formatter (``rich_markup_mode=None``; typer's rich one
+  imports rich's markdown and syntax modules, about 0.15 s). Allowed: typer and click (typer's copy).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from dpaudit.cli import app
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: Never imported by ``import dpaudit`` or any ``--help``: numerics, engines, solvers, plotting, DP and ML
-#: libraries, typer's pydantic (only when it coerces a given value), and the stdlib's network stack
-#: (the dataset downloader's).
+#: libraries, typer's pydantic (only when it coerces a given value), the stdlib's network stack
+#: (the dataset downloader's), and rich (the help is plain; rich draws only results and the spinner).
 HEAVY = ("numpy", "scipy", "pandas", "pyarrow", "polars", "duckdb", "pyspark", "narwhals", "sklearn", "joblib",
          "threadpoolctl", "dask", "distributed", "matplotlib", "opendp", "ortools", "pysat", "pyscipopt", "highspy",
-         "torch", "opacus", "jax", "tabpfn", "pydantic", "ssl", "http", "urllib3")
+         "torch", "opacus", "jax", "tabpfn", "pydantic", "ssl", "http", "urllib3", "rich", "markdown_it", "pygments")
 
 
 def _fresh(code: str) -> str:

@@ -151,7 +151,7 @@ def fairness(
     ),
     save: list[Path] = save_option(),
     engine: str = typer.Option(
-        DEFAULT_ENGINE, "--engine", help=f"Where the rows are counted: {'; '.join(describe())}.".replace("[", "\\[")
+        DEFAULT_ENGINE, "--engine", help=f"Where the rows are counted: {'; '.join(describe())}."
     ),
 ) -> None:
     """Measure how far DATA is from satisfying fairness criteria, with an ε-DP release."""

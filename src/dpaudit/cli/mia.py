@@ -134,7 +134,7 @@ def mia_train(
                                 "matrix product, ~15x faster) or per-model (one scikit-learn pipeline per task)."),
     backend: str = typer.Option(DEFAULT_BACKEND, "--backend", help="Where the models are fitted: local (joblib processes on "
                                 "this machine) or dask (a Dask cluster: --scheduler ADDRESS, or without it a "
-                                "LocalCluster started on this machine; needs pip install 'dpaudit\\[dask]'). "
+                                "LocalCluster started on this machine; needs pip install 'dpaudit[dask]'). "
                                 "This machine writes RUN either way; the result is bit-identical."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="--backend dask: the address of a running "
                                          "`dask scheduler`, e.g. tcp://host:8786; its workers need dpaudit with "
