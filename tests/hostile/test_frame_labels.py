@@ -62,6 +62,7 @@ def test_frame_with_bad_labels_is_one_data_error(name, entry):
 
 def test_a_copying_engine_refuses_bad_labels_before_copying(monkeypatch):
     """engine="spark" copies a pandas frame in: the labels are refused before any session is started."""
+    pytest.importorskip("pyspark", reason="the spark extra is not installed (without it the engine says so first)")
     from dpaudit.counting import spark
 
     monkeypatch.setattr(spark.SparkEngine, "to_frame", lambda *a, **k: pytest.fail("copied before the check"))
