@@ -75,7 +75,7 @@ def _marginals(columns: tuple[str, ...], counts: np.ndarray, crit_cols: Sequence
     return out
 
 
-def _dense(columns: tuple[str, ...], codes: list[np.ndarray], labels: dict[str, np.ndarray],
+def dense_union(columns: tuple[str, ...], codes: list[np.ndarray], labels: dict[str, np.ndarray],
            weights: np.ndarray | None, crit_cols: Sequence[tuple[str, ...]]) -> UnionCounts:
     """One ``np.bincount`` of the combined codes, then the marginals."""
     dims = tuple(len(labels[c]) for c in columns)
@@ -118,7 +118,7 @@ class KeptDuckDB:
             code, uniq = pd.factorize(np.asarray(rows[c]))
             codes.append(code)
             labels[c] = np.asarray(uniq)
-        return _dense(self.columns, codes, labels, np.asarray(rows["n"], dtype=np.float64), self.crit_cols)
+        return dense_union(self.columns, codes, labels, np.asarray(rows["n"], dtype=np.float64), self.crit_cols)
 
     def close(self) -> None:
         self.con.close()
@@ -140,7 +140,7 @@ def factorize_counts(frame: Any, criteria: Sequence[str], sch: Schema) -> UnionC
         code, uniq = pd.factorize(values)
         codes.append(code)
         labels[c] = np.asarray(uniq)
-    return _dense(columns, codes, labels, None, criterion_columns(criteria))
+    return dense_union(columns, codes, labels, None, criterion_columns(criteria))
 
 
 def category_frame(frame: Any, criteria: Sequence[str], sch: Schema) -> Any:
@@ -170,7 +170,7 @@ def category_counts(frame: Any, criteria: Sequence[str], sch: Schema) -> UnionCo
         else:
             codes.append(frame[c].cat.codes.to_numpy())
             labels[c] = np.asarray(frame[c].cat.categories)
-    return _dense(columns, codes, labels, None, criterion_columns(criteria))
+    return dense_union(columns, codes, labels, None, criterion_columns(criteria))
 
 
 def _declared(union: UnionCounts, sch: Schema) -> np.ndarray:
