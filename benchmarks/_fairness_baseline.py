@@ -103,6 +103,7 @@ class KeptDuckDB:
 
     def __init__(self, source: str, criteria: Sequence[str], sch: Schema, frame: Any = None) -> None:
         self.con = duckdb.connect()
+        self.con.execute("SET enable_progress_bar = false")  # no terminal output on long queries
         if frame is not None:
             self.con.register(source, frame)
         self.columns = union_columns(criteria)
