@@ -10,20 +10,22 @@ Run from the repository root (``pip install -e ".[spark]"``, Java 17+)::
 What it measures (``docs/engines.md`` has the measured numbers):
 
 1. **Adult** (the real 48,842 rows; needs ``DPAUDIT_DATA``), the paper's four criteria, exact
-   U_MI^TVD, on one cached Spark DataFrame: ``audit(spark_df)`` vs the **baseline**, one
-   ``df.groupBy(cols).count().collect()`` per criterion; and dpaudit on the pandas frame (its
+   U_MI^TVD, on one cached Spark DataFrame: ``audit(spark_df)`` vs the **baseline**, ONE hand-written
+   Spark job: ``df.groupBy(union of the criteria's columns).count().toArrow()``, then the marginals
+   in numpy (:func:`spark_union_counts`); and dpaudit on the pandas frame (its
    in-memory path) and on a DuckDB relation, for scale.
 2. **Census-like Parquet** (``dpaudit.datasets.synthetic.write_census``, cached in
    ``~/.cache/dpaudit-bench`` like ``bench_fairness.py``'s) at each ``--census-rows``, the paper's four
    IPUMS criteria, exact U_MI^TVD: ``audit(spark.read.parquet(path))``, ``audit(path, engine="spark")``
-   (which also sniffs the file with DuckDB) and ``audit(path)`` on DuckDB, vs the baseline: one Spark
-   ``groupBy(cols).count().collect()`` per criterion on ``spark.read.parquet(path)``, the binned
+   (which also sniffs the file with DuckDB), ``audit(path)`` on DuckDB and one DuckDB query on a kept
+   connection, vs the baseline: the same one Spark job on ``spark.read.parquet(path)``, the binned
    columns (INCTOT, AGE: equal-width edges) binned by ``floor((x − first) / width)``.
 
 Timing: ``_suite.timing`` (as in ``bench_fairness.py``): every side interleaved in this process (a b b a …,
 after one untimed warm-up each), **medians**, the ratio of the medians to the baseline's, the range
-of the per-round ratios, and ``os.getloadavg()`` before and after. An untimed check shows the Spark
-baseline, dpaudit on Spark and the DuckDB group-by counted the same cells.
+of the per-round ratios, and ``os.getloadavg()`` before and after. Both sides use the same
+``local[N]`` session. An untimed check shows the Spark baseline, dpaudit on Spark and the DuckDB
+query counted the same cells.
 
 Importable::
 
@@ -46,7 +48,16 @@ from typing import Any
 
 import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 import numpy as np
-from _fairness_baseline import check, criterion_columns, dense, duckdb_counts, integer_division
+from _fairness_baseline import (
+    KeptDuckDB,
+    UnionCounts,
+    check,
+    check_audit,
+    criterion_columns,
+    dense_union,
+    integer_division,
+    union_columns,
+)
 from _fairness_data import adult_data, census_file
 from _suite.timing import print_result, run_sides
 from bench_fairness import census_workload
@@ -55,7 +66,7 @@ import dpaudit
 from dpaudit import Binned, Schema
 from dpaudit._io import atomic_write_text, to_jsonable
 
-BASELINE = "baseline: Spark groupBy().count() ×4"
+BASELINE = "baseline: one Spark groupBy().count() job"
 
 
 def spark_session(master: str | None = None) -> Any:
@@ -74,32 +85,31 @@ def spark_session(master: str | None = None) -> Any:
     return spark
 
 
-def spark_group_counts(df: Any, columns_per_criterion: Sequence[Sequence[str]], sch: Schema) -> list[dict[str, np.ndarray]]:
-    """The baseline: what a user writes by hand — per criterion ``df.groupBy(cols).count().collect()``,
-    binned columns by integer division (``floor((x − first) / width)``), each result as numpy arrays."""
+def spark_union_counts(df: Any, criteria: Sequence[str], sch: Schema) -> UnionCounts:
+    """The baseline: what a user writes by hand — ONE ``df.groupBy(cols).count()`` over the union of
+    the criteria's columns (binned columns by integer division, ``floor((x − first) / width)``),
+    fetched as Arrow (``toArrow``), then ``pandas.factorize`` of each grouped column, one weighted
+    ``np.bincount`` and each criterion's marginal in numpy."""
+    import pandas as pd
     from pyspark.sql import functions as F
 
-    out = []
-    for cols in columns_per_criterion:
-        keys = []
-        for c in cols:
-            dom = sch[c]
-            if isinstance(dom, Binned):
-                first, width = integer_division(dom)
-                keys.append(F.floor((F.col(f"`{c}`") - F.lit(first)) / F.lit(width)).alias(c))
-            else:
-                keys.append(F.col(f"`{c}`"))
-        rows = df.groupBy(*keys).count().collect()
-        result = {c: np.array([r[i] for r in rows], dtype=object) for i, c in enumerate(cols)}
-        result["n"] = np.array([r["count"] for r in rows], dtype=np.int64)
-        out.append(result)
-    return out
-
-
-def _tables_equal(baseline: list[dict[str, np.ndarray]], other: list[dict[str, np.ndarray]],
-                  columns_per_criterion: Sequence[Sequence[str]], sch: Schema) -> bool:
-    return all(np.array_equal(dense(a, cols, sch), dense(b, cols, sch))
-               for a, b, cols in zip(baseline, other, columns_per_criterion))
+    columns = union_columns(criteria)
+    keys = []
+    for c in columns:
+        dom = sch[c]
+        if isinstance(dom, Binned):
+            first, width = integer_division(dom)
+            keys.append(F.floor((F.col(f"`{c}`") - F.lit(first)) / F.lit(width)).alias(c))
+        else:
+            keys.append(F.col(f"`{c}`"))
+    table = df.groupBy(*keys).count().toArrow()
+    codes, labels = [], {}
+    for c in columns:
+        code, uniq = pd.factorize(table.column(c).to_numpy())
+        codes.append(code)
+        labels[c] = np.asarray(uniq)
+    weights = table.column("count").to_numpy().astype(np.float64)
+    return dense_union(columns, codes, labels, weights, criterion_columns(criteria))
 
 
 def run_spark(rows: int, *, repeat: int = 3, warmup: int = 1, data_dir: str | Path | None = None, seed: int = 0,
@@ -109,31 +119,34 @@ def run_spark(rows: int, *, repeat: int = 3, warmup: int = 1, data_dir: str | Pa
     hand-written DuckDB group-bys) vs the hand-written Spark group-bys."""
     spark = spark if spark is not None else spark_session()
     path, reused = census_file(rows, data_dir, seed=seed, dependence=dependence)
-    criteria, sch, source, sqls = census_workload(path)
-    columns = criterion_columns(criteria)
+    criteria, sch, source = census_workload(path)
+    crits = dpaudit.parse_criteria(criteria)
+    kept = KeptDuckDB(source, criteria, sch)
     location = str(path.resolve())
 
     def audit_spark_df() -> Any:
         return dpaudit.audit(spark.read.parquet(location), criteria, measures="tvd", schema=sch)
 
     fns: dict[str, Callable[[], Any]] = {
-        BASELINE: lambda: spark_group_counts(spark.read.parquet(location), columns, sch),
+        BASELINE: lambda: spark_union_counts(spark.read.parquet(location), criteria, sch),
         "audit(spark_df)": audit_spark_df,
         "audit(path, engine='spark')": lambda: dpaudit.audit(str(path), criteria, measures="tvd", schema=sch,
                                                               engine="spark"),
         "audit(path) on DuckDB": lambda: dpaudit.audit(str(path), criteria, measures="tvd", schema=sch),
-        "DuckDB group-by ×4": lambda: duckdb_counts(source, sqls),
+        "DuckDB: one query, kept connection": kept,
     }
 
     def verify() -> str:
-        on_spark = spark_group_counts(spark.read.parquet(location), columns, sch)
-        on_duckdb = duckdb_counts(source, sqls)
-        assert _tables_equal(on_spark, on_duckdb, columns, sch), "Spark and DuckDB group-bys differ"
-        text = check(audit_spark_df(), on_spark, criteria, sch, rows)
-        return f"Spark group-by = DuckDB group-by; audit(spark_df): {text}"
+        tables = dpaudit.count_tables(spark.read.parquet(location), crits, sch)
+        check(tables, kept(), criteria, sch, rows)
+        text = check(tables, spark_union_counts(spark.read.parquet(location), criteria, sch), criteria, sch, rows)
+        return f"count_tables(spark_df) = Spark baseline = DuckDB query: {text}; {check_audit(audit_spark_df(), tables, rows)}"
 
-    return run_sides(f"census (Parquet file) on Spark {spark.sparkContext.master}", rows, fns, BASELINE, repeat,
-                   warmup, verify, path=str(path), mib=path.stat().st_size / 2**20, reused=reused)
+    try:
+        return run_sides(f"census (Parquet file) on Spark {spark.sparkContext.master}", rows, fns, BASELINE, repeat,
+                         warmup, verify, path=str(path), mib=path.stat().st_size / 2**20, reused=reused)
+    finally:
+        kept.close()
 
 
 def run_spark_adult(frame: Any = None, schema: Schema | None = None, *, repeat: int = 7, warmup: int = 1,
@@ -146,7 +159,7 @@ def run_spark_adult(frame: Any = None, schema: Schema | None = None, *, repeat: 
     spark = spark if spark is not None else spark_session()
     frame, sch = adult_data(frame, schema)
     criteria = dpaudit.datasets.preset("adult")
-    columns = criterion_columns(criteria)
+    crits = dpaudit.parse_criteria(criteria)
     table = pa.Table.from_pandas(frame, preserve_index=False)
     sdf = spark.createDataFrame(table).cache()
     sdf.count()  # materialise the cache: both sides then read the same in-memory partitions
@@ -154,15 +167,16 @@ def run_spark_adult(frame: Any = None, schema: Schema | None = None, *, repeat: 
     relation = con.from_arrow(table)
     try:
         fns: dict[str, Callable[[], Any]] = {
-            BASELINE: lambda: spark_group_counts(sdf, columns, sch),
+            BASELINE: lambda: spark_union_counts(sdf, criteria, sch),
             "audit(spark_df)": lambda: dpaudit.audit(sdf, criteria, measures="tvd", schema=sch),
             "audit(pandas frame)": lambda: dpaudit.audit(frame, criteria, measures="tvd", schema=sch),
             "audit(DuckDB relation)": lambda: dpaudit.audit(relation, criteria, measures="tvd", schema=sch),
         }
 
         def verify() -> str:
-            return "audit(spark_df): " + check(fns["audit(spark_df)"](), spark_group_counts(sdf, columns, sch),
-                                                  criteria, sch, len(frame))
+            tables = dpaudit.count_tables(sdf, crits, sch)
+            text = check(tables, spark_union_counts(sdf, criteria, sch), criteria, sch, len(frame))
+            return f"count_tables(spark_df): {text}; {check_audit(fns['audit(spark_df)'](), tables, len(frame))}"
 
         return run_sides(f"Adult (cached Spark DataFrame) on Spark {spark.sparkContext.master}", len(frame), fns,
                        BASELINE, repeat, warmup, verify)

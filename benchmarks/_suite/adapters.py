@@ -94,7 +94,19 @@ def fairness_adult(frame: Any, schema: Any, *, repeat: int, warmup: int) -> list
     from bench_fairness import run_adult
 
     result = run_adult(frame, schema, repeat=repeat, warmup=warmup)
-    return comparisons(result, f"{result['rows']:,}", "bench_fairness.run_adult")
+    return comparisons(result, f"{result['rows']:,}", "bench_fairness.run_adult") + vs_codes(
+        result, f"{result['rows']:,}", "bench_fairness.run_adult")
+
+
+def vs_codes(result: dict[str, Any], size: str, origin: str) -> list[Comparison]:
+    """``count_tables`` on the frame of pandas Categorical columns against ``np.bincount`` of their
+    codes, from the same interleaved rounds (the target for frames that already hold codes)."""
+    from bench_fairness import CODES
+
+    sides, ours = result["sides"], "count_tables (Categorical frame)"
+    if CODES not in sides or ours not in sides:
+        return []
+    return comparisons({**result, "baseline": CODES, "sides": {CODES: sides[CODES], ours: sides[ours]}}, size, origin)
 
 
 def paper_tc(frame: Any, schema: Any, *, repeat: int, warmup: int, paper_code: Path | None) -> list[Comparison]:
@@ -129,7 +141,8 @@ def fairness_frames(rows: int, data_dir: Path, *, repeat: int, warmup: int, seed
     from bench_fairness import run_frames
 
     results = run_frames(rows, data_dir=data_dir, repeat=repeat, warmup=warmup, seed=seed)
-    return [c for r in results.values() for c in comparisons(r, f"{rows:,}", "bench_fairness.run_frames")]
+    return [c for r in results.values()
+            for c in comparisons(r, f"{rows:,}", "bench_fairness.run_frames") + vs_codes(r, f"{rows:,}", "bench_fairness.run_frames")]
 
 
 # ---------------------------------------------------------------------------------------------------

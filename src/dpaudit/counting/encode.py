@@ -221,7 +221,9 @@ def _codes(name: str, domain: Domain, raw: Any, weights: np.ndarray | None) -> n
             code = domain.code_of(value)
         if code is None:
             rows = 1 if weights is None else int(weights[i])
-            if key is None:
+            if not rows:  # a value no row holds (an unused category of a pandas Categorical)
+                pass
+            elif key is None:
                 missing_rows += rows
             else:
                 problems[value] = problems.get(value, 0) + rows
@@ -375,6 +377,11 @@ def _column_codes(name: str, domain: Domain, series: Any, dtype: Any, weights: n
 def _arrow_codes(name: str, domain: Categorical, column: Any, weights: np.ndarray | None) -> np.ndarray:
     import pyarrow as pa
 
+    if pa.types.is_dictionary(column.type):  # a pandas Categorical, say: code the few dictionary values only
+        values, index = _factorize(column)
+        lut = [domain.code_of(v) for v in values]
+        if None not in lut:  # every value (used or not) is declared; else below names the used ones refused
+            return np.asarray(lut, dtype=np.int64)[index]
     known = _known_codes(domain, column)
     if known is not None and known[1]:
         return known[0]
