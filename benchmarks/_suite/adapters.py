@@ -109,6 +109,13 @@ def vs_codes(result: dict[str, Any], size: str, origin: str) -> list[Comparison]
     return comparisons({**result, "baseline": CODES, "sides": {CODES: sides[CODES], ours: sides[ours]}}, size, origin)
 
 
+def codes_side() -> str:
+    """The name of the ``np.bincount``-of-codes baseline side (``bench_fairness.CODES``)."""
+    from bench_fairness import CODES
+
+    return CODES
+
+
 def paper_tc(frame: Any, schema: Any, *, repeat: int, warmup: int, paper_code: Path | None) -> list[Comparison]:
     from bench_fairness import run_paper_tc
 

@@ -245,7 +245,7 @@ def sections(page: Page) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------
-# the summary: headline comparisons beside the targets of issue 14
+# the summary: headline comparisons beside their targets (issues 14 and 25)
 # ---------------------------------------------------------------------------------------------------
 Headline = tuple[str, Comparison, str | None, str | None, float | None, str]
 
@@ -261,9 +261,12 @@ def _headlines(results: dict[str, SectionResult]) -> Iterator[Headline]:
         return results[key].comparisons if key in results else []
 
     pairs = adapters.tc_pairs() if "fairness" in results else ()  # U_TC: the like-for-like pairs
+    codes = adapters.label(adapters.codes_side()) if "fairness" in results else None
     for c in comps("fairness"):
         if c.a_name in ("audit, U_MI^TVD", "audit, U_MI^TVD + U_TC") and c.workload.startswith(("Adult (", "census (P")):
-            yield "fairness", c, None, "audit", *_ratio(c)
+            yield "fairness", c, None, "frame" if c.workload.startswith("Adult (") else "census", *_ratio(c)
+        elif c.b_name == codes:
+            yield "fairness", c, None, "codes", *_ratio(c)
         elif (c.a_name, c.b_name) in pairs:
             yield "fairness", c, None, "paper_tc", *_ratio(c)
     census = [c for c in comps("fairness") if c.workload.startswith("census (P") and "peak_rss_mib" in c.extra]
@@ -289,7 +292,7 @@ def _headlines(results: dict[str, SectionResult]) -> Iterator[Headline]:
             yield ("mia", c, f"peak RSS {c.a_name} adds / the score matrix", "mia_rss", own / matrix,
                    f"**{fmt_ratio(own / matrix)}** ({fmt_mib(own)} over {fmt_mib(matrix)})")
     yield from (("train", c, None, None, *_ratio(c)) for c in comps("train"))
-    yield from (("spark", c, None, None, *_ratio(c)) for c in comps("spark")
+    yield from (("spark", c, None, "spark", *_ratio(c)) for c in comps("spark")
                 if c.a_name.startswith("audit(") and "DuckDB" not in c.a_name)
 
 
@@ -307,7 +310,7 @@ def summary(page: Page) -> str:
                      c.size, text, limit, verdict])
     if not rows:
         return "*No section measured yet.*"
-    return markdown_table(["§", "comparison", "size", "measured", "target (issue 14)", "verdict"], rows, "rlrrrl")
+    return markdown_table(["§", "comparison", "size", "measured", "target", "verdict"], rows, "rlrrrl")
 
 
 # ---------------------------------------------------------------------------------------------------
