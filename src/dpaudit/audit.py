@@ -136,6 +136,7 @@ def audit(
     *,
     measures: str | Measure | Sequence[str | Measure] = ("tvd",),
     epsilon: float | None = None,
+    exact: bool = False,
     schema: Schema | str | None = None,
     budget: Budget | None = None,
     split: Mapping[str, float] | None = None,
@@ -161,6 +162,8 @@ def audit(
         Total privacy loss of this audit, shared by ``split`` across the measures. ``None`` returns
         exact values for the data curator: no noise, not DP, and per-criterion values and
         non-private baselines are included.
+    exact : bool, default False
+        Ask for the exact values by name (the same as ``epsilon=None``); refused with ``epsilon``.
     schema : Schema, 'infer' or None
         Declared domains. ``'infer'`` reads them off the data; the result then says it is not DP.
     budget : Budget, optional
@@ -212,6 +215,10 @@ def audit(
     source = os.fspath(data) if isinstance(data, (str, os.PathLike)) else None  # the file, as given
     if progress is not None and not callable(progress):
         raise DPAuditError(f"progress must be a callable taking one str, got {type(progress).__name__}")
+    if not isinstance(exact, bool):
+        raise DPAuditError(f"exact must be True or False, got {exact!r}")
+    if exact and epsilon is not None:
+        raise DPAuditError("exact=True asks for exact, non-private values and epsilon for a DP release: pass one of them")
     crits = parse_criteria(criteria)
     chosen = resolve_measures(measures, **options)
     names = [m.name for m in chosen]
