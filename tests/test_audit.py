@@ -303,15 +303,11 @@ def test_labels_that_read_like_numbers_survive_the_json_round_trip(epsilon):
 
 
 def test_exact_by_name_equals_epsilon_none_and_refuses_epsilon():
-    import pandas as pd
-
-    from dpaudit import Categorical, DPAuditError, Schema
-
     df = pd.DataFrame({"sex": ["F", "M"] * 20, "y": [0, 1, 1, 1] * 10})
     s = Schema({"sex": Categorical(["F", "M"]), "y": Categorical([0, 1])})
-    named = dpaudit.audit(df, "sex ⊥ y", schema=s, exact=True)
-    assert named.exact and named["tvd"].value == dpaudit.audit(df, "sex ⊥ y", schema=s)["tvd"].value
+    named = audit(df, "sex ⊥ y", schema=s, exact=True)
+    assert named.exact and named["tvd"].value == audit(df, "sex ⊥ y", schema=s)["tvd"].value
     with pytest.raises(DPAuditError, match="pass one of them"):
-        dpaudit.audit(df, "sex ⊥ y", schema=s, exact=True, epsilon=1.0)
+        audit(df, "sex ⊥ y", schema=s, exact=True, epsilon=1.0)
     with pytest.raises(DPAuditError, match="exact must be True or False"):
-        dpaudit.audit(df, "sex ⊥ y", schema=s, exact="yes")
+        audit(df, "sex ⊥ y", schema=s, exact="yes")
