@@ -105,7 +105,7 @@ def run_adult(frame: Any = None, schema: Schema | None = None, *, repeat: int = 
     coded = category_frame(frame, criteria, sch)
 
     def audit(*measures: str) -> Callable[[], Any]:
-        return lambda: dpaudit.audit(frame, criteria, measures=measures, epsilon=None, schema=sch)
+        return lambda: dpaudit.audit(frame, criteria, measures=measures, exact=True, schema=sch)
 
     def verify() -> str:
         tables = dpaudit.count_tables(frame, crits, sch)
@@ -156,7 +156,7 @@ def run_census(rows: int, *, data_dir: str | Path | None = None, repeat: int = 3
     kept = KeptDuckDB(source, criteria, sch)
 
     def audit(*measures: str) -> Callable[[], Any]:
-        return lambda: dpaudit.audit(str(path), criteria, measures=measures, epsilon=None, schema=sch)
+        return lambda: dpaudit.audit(str(path), criteria, measures=measures, exact=True, schema=sch)
 
     def verify() -> str:
         tables = dpaudit.count_tables(str(path), crits, sch)
@@ -181,7 +181,7 @@ def child(kind: str, path: Path) -> int:
     after_imports = peak_rss_mib()
     t0 = time.perf_counter()
     if kind == "audit":
-        dpaudit.audit(str(path), criteria, measures=("tvd", "tc"), epsilon=None, schema=sch)
+        dpaudit.audit(str(path), criteria, measures=("tvd", "tc"), exact=True, schema=sch)
     else:
         KeptDuckDB(source, criteria, sch)()
     print(json.dumps({"kind": kind, "seconds": time.perf_counter() - t0, "peak_rss_mib": peak_rss_mib(),
@@ -213,7 +213,7 @@ def run_frames(rows: int, *, data_dir: str | Path | None = None, repeat: int = 3
     for name, frame in frames.items():
         fns: dict[str, Callable[[], Any]] = {
             FACTORIZE: lambda f=frame: factorize_counts(f, criteria, sch),
-            "audit tvd": lambda f=frame: dpaudit.audit(f, criteria, measures=("tvd",), epsilon=None, schema=sch),
+            "audit tvd": lambda f=frame: dpaudit.audit(f, criteria, measures=("tvd",), exact=True, schema=sch),
             "count_tables": lambda f=frame: dpaudit.count_tables(f, crits, sch)}
         kept, coded = None, None
         if name == "pandas":
@@ -229,7 +229,7 @@ def run_frames(rows: int, *, data_dir: str | Path | None = None, repeat: int = 3
             if kept is not None:
                 check(tables, kept(), criteria, sch, rows)
                 check(dpaudit.count_tables(coded, crits, sch), category_counts(coded, criteria, sch), criteria, sch, rows)
-            return text + "; " + check_audit(dpaudit.audit(f, criteria, schema=sch), tables, rows)
+            return text + "; " + check_audit(dpaudit.audit(f, criteria, schema=sch, exact=True, measures=("tvd",)), tables, rows)
 
         try:
             out[name] = run_sides(f"census, {name} frame", rows, fns, FACTORIZE, repeat, warmup, verify)

@@ -125,14 +125,14 @@ def run_spark(rows: int, *, repeat: int = 3, warmup: int = 1, data_dir: str | Pa
     location = str(path.resolve())
 
     def audit_spark_df() -> Any:
-        return dpaudit.audit(spark.read.parquet(location), criteria, measures="tvd", schema=sch)
+        return dpaudit.audit(spark.read.parquet(location), criteria, measures="tvd", schema=sch, exact=True)
 
     fns: dict[str, Callable[[], Any]] = {
         BASELINE: lambda: spark_union_counts(spark.read.parquet(location), criteria, sch),
         "audit(spark_df)": audit_spark_df,
         "audit(path, engine='spark')": lambda: dpaudit.audit(str(path), criteria, measures="tvd", schema=sch,
-                                                              engine="spark"),
-        "audit(path) on DuckDB": lambda: dpaudit.audit(str(path), criteria, measures="tvd", schema=sch),
+                                                              engine="spark", exact=True),
+        "audit(path) on DuckDB": lambda: dpaudit.audit(str(path), criteria, measures="tvd", schema=sch, exact=True),
         "DuckDB: one query, kept connection": kept,
     }
 
@@ -168,9 +168,9 @@ def run_spark_adult(frame: Any = None, schema: Schema | None = None, *, repeat: 
     try:
         fns: dict[str, Callable[[], Any]] = {
             BASELINE: lambda: spark_union_counts(sdf, criteria, sch),
-            "audit(spark_df)": lambda: dpaudit.audit(sdf, criteria, measures="tvd", schema=sch),
-            "audit(pandas frame)": lambda: dpaudit.audit(frame, criteria, measures="tvd", schema=sch),
-            "audit(DuckDB relation)": lambda: dpaudit.audit(relation, criteria, measures="tvd", schema=sch),
+            "audit(spark_df)": lambda: dpaudit.audit(sdf, criteria, measures="tvd", schema=sch, exact=True),
+            "audit(pandas frame)": lambda: dpaudit.audit(frame, criteria, measures="tvd", schema=sch, exact=True),
+            "audit(DuckDB relation)": lambda: dpaudit.audit(relation, criteria, measures="tvd", schema=sch, exact=True),
         }
 
         def verify() -> str:

@@ -38,7 +38,7 @@ CRITERIA = ["sex ⊥ y", "sex ⊥ y | edu"]
 
 
 def test_exact_mode_values_and_per_criterion(frame, schema):
-    res = audit(frame, CRITERIA, schema=schema)
+    res = audit(frame, CRITERIA, schema=schema, exact=True, measures=("tvd",))
     tvd = res["tvd"]
     assert res.exact and not res.dp and res.n == 2000
     assert tvd.per_criterion is not None and len(tvd.per_criterion) == 2
@@ -53,7 +53,7 @@ def test_exact_mode_values_and_per_criterion(frame, schema):
 
 
 def test_dp_mode_hides_exact_values(frame, schema):
-    res = audit(frame, CRITERIA, schema=schema, epsilon=0.5)
+    res = audit(frame, CRITERIA, schema=schema, epsilon=0.5, measures=("tvd",))
     tvd = res["tvd"]
     assert res.dp and not res.exact
     assert tvd.per_criterion is None and tvd.extras == {}
@@ -64,15 +64,15 @@ def test_dp_mode_hides_exact_values(frame, schema):
 
 
 def test_seeded_audit_reproducible_and_not_dp(frame, schema):
-    a = audit(frame, CRITERIA, schema=schema, epsilon=1.0, seed=5)
-    b = audit(frame, CRITERIA, schema=schema, epsilon=1.0, seed=5)
+    a = audit(frame, CRITERIA, schema=schema, epsilon=1.0, seed=5, measures=("tvd",))
+    b = audit(frame, CRITERIA, schema=schema, epsilon=1.0, seed=5, measures=("tvd",))
     assert a["tvd"].value == b["tvd"].value and not a.dp
 
 
 def test_seeded_audit_gives_each_release_its_own_noise(frame, schema):
     """A seeded run is not DP, but its mechanisms must still draw independently: the standardised
     noise (released − exact) / scale of tvd and tc differs, and changes with the seed."""
-    exact = audit(frame, CRITERIA, schema=schema, measures=("tvd", "tc"))
+    exact = audit(frame, CRITERIA, schema=schema, measures=("tvd", "tc"), exact=True)
 
     def draws(seed):
         res = audit(frame, CRITERIA, schema=schema, measures=("tvd", "tc"), epsilon=1.0, seed=seed)
@@ -84,7 +84,7 @@ def test_seeded_audit_gives_each_release_its_own_noise(frame, schema):
 
 
 def test_inferred_schema_is_marked_not_dp(frame):
-    res = audit(frame, CRITERIA, schema="infer", epsilon=1.0)
+    res = audit(frame, CRITERIA, schema="infer", epsilon=1.0, measures=("tvd",))
     assert not res.dp
     assert any("inferred from the data" in r for r in res["tvd"].release.reasons)
     assert res.to_dict()["schema"] == "data-derived (not DP)"
@@ -92,27 +92,27 @@ def test_inferred_schema_is_marked_not_dp(frame):
 
 def test_missing_schema_is_an_error(frame):
     with pytest.raises(SchemaError, match="no schema given: declare the domains"):
-        audit(frame, CRITERIA)
+        audit(frame, CRITERIA, exact=True, measures=("tvd",))
 
 
 def test_unknown_measure(frame, schema):
     with pytest.raises(DPAuditError, match="unknown measure 'nope'; choose from: tvd"):
-        audit(frame, CRITERIA, schema=schema, measures=["nope"])
+        audit(frame, CRITERIA, schema=schema, measures=["nope"], exact=True)
 
 
 def test_shared_budget_refuses_second_audit(frame, schema):
     budget = Budget(1.0)
-    audit(frame, CRITERIA, schema=schema, epsilon=0.75, budget=budget)
+    audit(frame, CRITERIA, schema=schema, epsilon=0.75, budget=budget, measures=("tvd",))
     assert budget.remaining == 0.25
     with pytest.raises(BudgetError, match="asks for epsilon=0.5 but only 0.25"):
-        audit(frame, CRITERIA, schema=schema, epsilon=0.5, budget=budget)
+        audit(frame, CRITERIA, schema=schema, epsilon=0.5, budget=budget, measures=("tvd",))
     assert budget.remaining == 0.25
 
 
 @pytest.mark.parametrize("eps", [0, -0.5, float("nan")])
 def test_bad_epsilon(frame, schema, eps):
     with pytest.raises(DPAuditError, match="epsilon must be a positive finite number"):
-        audit(frame, CRITERIA, schema=schema, epsilon=eps)
+        audit(frame, CRITERIA, schema=schema, epsilon=eps, measures=("tvd",))
 
 
 def test_split_budget_rules():
@@ -126,7 +126,7 @@ def test_split_budget_rules():
 
 
 def test_result_prints_and_serialises(frame, schema):
-    res = audit(frame, CRITERIA, schema=schema)
+    res = audit(frame, CRITERIA, schema=schema, exact=True, measures=("tvd",))
     text = str(res)
     assert "U_MI^TVD" in text and "sex ⊥ y | edu" in text and "explain trail" in text
     assert "curator-only" in text
@@ -140,14 +140,14 @@ def test_result_prints_and_serialises(frame, schema):
 def test_empty_data(schema):
     empty = pd.DataFrame({"sex": pd.Series([], dtype=object), "y": pd.Series([], dtype="int64")})
     with pytest.raises(DPAuditError, match="no rows"):
-        audit(empty, "sex ⊥ y", schema=schema)
+        audit(empty, "sex ⊥ y", schema=schema, exact=True, measures=("tvd",))
 
 
 def test_file_input_matches_frame(frame, schema, tmp_path):
     path = tmp_path / "d.parquet"
     frame.to_parquet(path)
-    assert audit(str(path), CRITERIA, schema=schema)["tvd"].value == pytest.approx(
-        audit(frame, CRITERIA, schema=schema)["tvd"].value
+    assert audit(str(path), CRITERIA, schema=schema, exact=True, measures=("tvd",))["tvd"].value == pytest.approx(
+        audit(frame, CRITERIA, schema=schema, exact=True, measures=("tvd",))["tvd"].value
     )
 
 
@@ -183,18 +183,18 @@ def counting_spy(monkeypatch):
     ({"measures": []}, "no measures requested"),
     ({"measures": ["tc", "tc"]}, "requested twice"),
     ({"epsilon": -1.0}, "epsilon must be a positive finite number"),
-    ({"epsilon": 1.0, "split": {"tvd": 2.0}}, "must sum to 1"),
+    ({"epsilon": 1.0, "measures": ["tvd"], "split": {"tvd": 2.0}}, "must sum to 1"),
     ({"split": {"tvd": 1.0}}, "split shares ε between measures: it needs epsilon"),
     ({"epsilon": 1.0, "budget": Budget(0.5)}, "asks for epsilon=1"),
     ({"seed": -3, "epsilon": 1.0}, "seed must be a non-negative integer or None"),
-    ({"schema": 42}, "schema must be a Schema, 'infer' or None"),
-    ({"schema": None}, "no schema given"),
+    ({"schema": 42, "exact": True}, "schema must be a Schema, 'infer' or None"),
+    ({"schema": None, "exact": True}, "no schema given"),
     ({"epsilon": 1.0, "budget": "x"}, "budget must be a dpaudit Budget"),
     ({"budget": Budget(1.0)}, "budget records the ε of DP releases: it needs epsilon"),
     ({"seed": 3}, "seed fixes the noise of DP releases: it needs epsilon"),
     ({"engine": "nope"}, "engine must be one of duckdb, spark"),
     ({"progress": 42}, "progress must be a callable"),
-    ({"measures": None}, "measures must be a measure name, a Measure, or a list of them"),
+    ({"measures": None}, "say how private the audit is: epsilon=<float>"),
     ({"measures": 42}, "measures must be a measure name, a Measure, or a list of them"),
 ])
 def test_every_option_is_refused_before_any_row_is_read(frame, schema, counting_spy, kwargs, message):
@@ -206,7 +206,7 @@ def test_every_option_is_refused_before_any_row_is_read(frame, schema, counting_
 
 def test_bad_criteria_are_refused_before_any_row_is_read(frame, schema, counting_spy):
     with pytest.raises(DPAuditError, match="has no outcome attribute"):
-        audit(frame, "sex ⊥ ", schema=schema)
+        audit(frame, "sex ⊥ ", schema=schema, exact=True, measures=("tvd",))
     assert counting_spy == []
 
 
@@ -243,7 +243,7 @@ def test_criteria_are_checked_before_any_row_is_read(frame, schema, reading_spy,
         monkeypatch.setenv("DPAUDIT_MAX_CELLS", "3")
     used = schema if declared is None else Schema({c: schema[c] for c in declared})
     with pytest.raises(DPAuditError, match=message):
-        audit(frame, criterion, schema=used, engine=engine)
+        audit(frame, criterion, schema=used, engine=engine, exact=True, measures=("tvd",))
     assert reading_spy == []
 
 
@@ -264,8 +264,8 @@ def test_wcnf_options_are_refused_before_any_row_is_read(frame, schema, counting
 def test_measure_objects_and_names_agree(frame, schema):
     from dpaudit.measures import Repair, TopContribution
 
-    by_name = audit(frame, CRITERIA, schema=schema, measures=("tc", "repair"), k=3, semantics="bag")
-    by_object = audit(frame, CRITERIA, schema=schema, measures=[TopContribution(k=3), Repair(semantics="bag")])
+    by_name = audit(frame, CRITERIA, schema=schema, measures=("tc", "repair"), k=3, semantics="bag", exact=True)
+    by_object = audit(frame, CRITERIA, schema=schema, measures=[TopContribution(k=3), Repair(semantics="bag")], exact=True)
     assert by_name.to_dict() == by_object.to_dict()
     assert by_object["tc"].options == {"k": 3, "cells": "domain", "name_cells": None}
 
@@ -274,7 +274,7 @@ def test_measure_objects_and_names_agree(frame, schema):
 def test_result_round_trips_through_json(frame, schema, epsilon):
     from dpaudit.results import AuditResult
 
-    res = audit(frame, CRITERIA, schema=schema, measures=("tvd", "tc", "repair"), epsilon=epsilon, seed=1 if epsilon else None,
+    res = audit(frame, CRITERIA, schema=schema, measures=("tvd", "tc", "repair"), epsilon=epsilon, exact=epsilon is None, seed=1 if epsilon else None,
                 name_cells=3)
     doc = json.loads(res.to_json())
     back = AuditResult.from_dict(doc)
@@ -293,7 +293,7 @@ def test_labels_that_read_like_numbers_survive_the_json_round_trip(epsilon):
                           "a": rng.choice(["nan", "x"], 400)})
     schema = Schema({"s": Categorical(["nan", "inf", "M"]), "y": Categorical(["-inf", "b"]),
                      "a": Categorical(["nan", "x"])})
-    res = audit(frame, "s ⊥ y | a", schema=schema, measures=("tvd", "tc", "repair"), epsilon=epsilon, seed=1 if epsilon else None,
+    res = audit(frame, "s ⊥ y | a", schema=schema, measures=("tvd", "tc", "repair"), epsilon=epsilon, exact=epsilon is None, seed=1 if epsilon else None,
                 semantics="bag")
     back = read_json(render_json(res))
     assert back.to_dict() == res.to_dict() and str(back) == str(res)
@@ -305,9 +305,9 @@ def test_labels_that_read_like_numbers_survive_the_json_round_trip(epsilon):
 def test_exact_by_name_equals_epsilon_none_and_refuses_epsilon():
     df = pd.DataFrame({"sex": ["F", "M"] * 20, "y": [0, 1, 1, 1] * 10})
     s = Schema({"sex": Categorical(["F", "M"]), "y": Categorical([0, 1])})
-    named = audit(df, "sex ⊥ y", schema=s, exact=True)
-    assert named.exact and named["tvd"].value == audit(df, "sex ⊥ y", schema=s)["tvd"].value
+    named = audit(df, "sex ⊥ y", schema=s, exact=True, measures=("tvd",))
+    assert named.exact and named["tvd"].value == audit(df, "sex ⊥ y", schema=s, exact=True, measures=("tvd",))["tvd"].value
     with pytest.raises(DPAuditError, match="pass one of them"):
-        audit(df, "sex ⊥ y", schema=s, exact=True, epsilon=1.0)
+        audit(df, "sex ⊥ y", schema=s, exact=True, epsilon=1.0, measures=("tvd",))
     with pytest.raises(DPAuditError, match="exact must be True or False"):
-        audit(df, "sex ⊥ y", schema=s, exact="yes")
+        audit(df, "sex ⊥ y", schema=s, exact="yes", measures=("tvd",))

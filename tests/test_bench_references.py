@@ -27,7 +27,7 @@ REL = 1e-9
 
 
 def assert_like_dpaudit(frame: pd.DataFrame, schema: dpaudit.Schema, criteria: tuple[str, ...], k: int = 500) -> None:
-    result = dpaudit.audit(frame, criteria, measures=("tvd", dpaudit.TopContribution(k=k)), epsilon=None,
+    result = dpaudit.audit(frame, criteria, measures=("tvd", dpaudit.TopContribution(k=k)), exact=True,
                            schema=schema)
     mi = [b.mi_nats for b in result["tvd"].details.baseline]
     for i, criterion in enumerate(criteria):

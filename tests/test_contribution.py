@@ -107,11 +107,11 @@ def frame_and_schema():
 
 def test_audit_exact_names_top_cells_with_labels(frame_and_schema):
     df, schema = frame_and_schema
-    res = audit(df, ["sex ⊥ income | age"], measures=("tc",), k=2, schema=schema, name_cells=4)
+    res = audit(df, ["sex ⊥ income | age"], measures=("tc",), k=2, schema=schema, name_cells=4, exact=True)
     tc = res["tc"]
     cells = tc.extras["top_cells"]
     assert len(cells) == 4  # the 4 cells of the old block share the largest |deviation|
-    assert len(audit(df, ["sex ⊥ income | age"], measures=("tc",), schema=schema)["tc"].extras["top_cells"]) == 8
+    assert len(audit(df, ["sex ⊥ income | age"], measures=("tc",), schema=schema, exact=True)["tc"].extras["top_cells"]) == 8
     assert all(c["admissible"] == {"age": "old"} for c in cells)
     over = [c for c in cells if c["sign"] == "over"]
     assert {(c["protected"]["sex"], c["outcome"]["income"]) for c in over} == {("M", "high"), ("F", "low")}
@@ -127,8 +127,8 @@ def test_exact_value_alone_builds_no_breakdown(frame_and_schema, cells):
     """name_cells=0: the same values, and neither the top cells nor the MD maps are built."""
     df, schema = frame_and_schema
     crits = ["sex ⊥ income | age", "age ⊥ income"]
-    full = audit(df, crits, measures=("tc",), schema=schema, k=3, cells=cells)["tc"]
-    alone = audit(df, crits, measures=("tc",), schema=schema, k=3, cells=cells, name_cells=0)["tc"]
+    full = audit(df, crits, measures=("tc",), schema=schema, k=3, cells=cells, exact=True)["tc"]
+    alone = audit(df, crits, measures=("tc",), schema=schema, k=3, cells=cells, name_cells=0, exact=True)["tc"]
     assert alone.value == full.value and alone.per_criterion == full.per_criterion
     assert full.details.top_cells and full.details.cell_md and len(full.details.cell_md) == 2
     assert alone.details.top_cells == () and alone.details.cell_md == ()

@@ -288,7 +288,7 @@ def _fairness_page(kind: str, adult: tuple[Any, Any, tuple[str, ...]], html_dir:
     frame, schema, criteria = adult
     # "readme": the README's main job (ε = 1, fresh noise), for the screenshot; "dp" is seeded to be reproducible
     eps, seed = {"exact": (None, None), "dp": (1.0, 7), "readme": (1.0, None)}[kind]
-    res = dpaudit.audit(frame, criteria, measures=("tvd", "tc", "repair"), epsilon=eps, schema=schema, seed=seed)
+    res = dpaudit.audit(frame, criteria, measures=("tvd", "tc", "repair"), epsilon=eps, exact=eps is None, schema=schema, seed=seed)
     label = f"render_audit() {kind} (Adult, {len(criteria)} criteria × 3 measures)"
     html = _timed_render(label, lambda: render_audit(res))
     doc = json.loads(render_json(res))

@@ -38,12 +38,12 @@ def test_an_audit_is_one_debit_of_all_its_releases(frame, tmp_path):
 
 def test_the_audit_that_does_not_fit_is_refused_and_records_nothing(frame, tmp_path):
     path = tmp_path / "l.json"
-    audit(frame, "sex ⊥ y", schema=SCHEMA, epsilon=0.7, budget=Budget.open(path, 1.0))
+    audit(frame, "sex ⊥ y", schema=SCHEMA, epsilon=0.7, budget=Budget.open(path, 1.0), measures=("tvd",))
     before = path.read_bytes()
     with pytest.raises(BudgetError, match="only 0.3 of the total 1 remains"):
-        audit(frame, "sex ⊥ y", schema=SCHEMA, epsilon=0.5, budget=Budget.open(path))
+        audit(frame, "sex ⊥ y", schema=SCHEMA, epsilon=0.5, budget=Budget.open(path), measures=("tvd",))
     assert path.read_bytes() == before
-    audit(frame, "sex ⊥ y", schema=SCHEMA, epsilon=0.3, budget=Budget.open(path))  # what remains still fits
+    audit(frame, "sex ⊥ y", schema=SCHEMA, epsilon=0.3, budget=Budget.open(path), measures=("tvd",))  # what remains still fits
     assert Budget.open(path).remaining == 0
 
 
@@ -54,7 +54,7 @@ def test_a_refused_audit_debits_nothing_even_after_counting(frame, tmp_path):
         audit(frame, "sex ⊥ y", schema=SCHEMA, epsilon=1.0, measures=("tvd", "tc"),
               split={"tvd": 1e-12, "tc": 1 - 1e-12}, budget=budget)
     with pytest.raises(DPAuditError, match="values outside the declared domain|outside the declared domain"):
-        audit(frame.assign(y=frame.y + 5), "sex ⊥ y", schema=SCHEMA, epsilon=0.5, budget=budget)
+        audit(frame.assign(y=frame.y + 5), "sex ⊥ y", schema=SCHEMA, epsilon=0.5, budget=budget, measures=("tvd",))
     assert budget.entries == ()
 
 

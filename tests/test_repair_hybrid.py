@@ -188,7 +188,7 @@ def _timed_out_audit(monkeypatch: pytest.MonkeyPatch) -> AuditResult:
         return solve_hybrid(rows, binary=binary, limits=limits)
 
     monkeypatch.setattr(center_module, "solve_hybrid", gap_in_first_block)
-    return audit(df, "g ⊥ y | z", measures=(Repair(semantics="bag", work_limit=5),), schema=schema)
+    return audit(df, "g ⊥ y | z", measures=(Repair(semantics="bag", work_limit=5),), schema=schema, exact=True)
 
 
 def test_status_round_trips_and_is_rendered(monkeypatch):
@@ -235,7 +235,7 @@ def test_old_json_without_status_still_loads():
 def test_progress_is_called_per_block():
     df, schema = _frame()
     calls: list[str] = []
-    audit(df, ["g ⊥ y | z", "g ⊥ y"], measures=("repair",), schema=schema, semantics="set", progress=calls.append)
+    audit(df, ["g ⊥ y | z", "g ⊥ y"], measures=("repair",), schema=schema, semantics="set", progress=calls.append, exact=True)
     per_block = [c for c in calls if ": block " in c]
     assert len(per_block) == 3  # two blocks of z, one without A
     assert per_block[0].startswith("U_R (set) g ⊥ y | z: block 1/3 exact, ")

@@ -37,7 +37,7 @@ def adult(data_root):
 @pytest.fixture(scope="module")
 def exact_result(adult):
     frame, schema = adult
-    return audit(frame, ADULT_CRITERIA, measures=MEASURES, schema=schema)
+    return audit(frame, ADULT_CRITERIA, measures=MEASURES, schema=schema, exact=True)
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_dp_page_names_cells_privately_and_shows_no_md(dp_result, dp_page):
 def test_negative_release_is_explained_not_clipped():
     df = pd.DataFrame({"s": ["F", "M"] * 200, "y": [0, 0, 1, 1] * 100})  # exactly independent: true value 0
     schema = Schema({"s": Categorical(["F", "M"]), "y": Categorical([0, 1])})
-    results = [audit(df, "s ⊥ y", schema=schema, epsilon=1.0, seed=seed) for seed in range(20)]
+    results = [audit(df, "s ⊥ y", schema=schema, epsilon=1.0, seed=seed, measures=("tvd",)) for seed in range(20)]
     negative = next(r for r in results if r["tvd"].value < 0)
     positive = next(r for r in results if r["tvd"].value > 0)
     page = render_audit(negative)
@@ -203,8 +203,8 @@ def test_ledger_state_is_recorded_and_shown(tmp_path):
     df = pd.DataFrame({"s": ["F", "M"] * 50, "y": [0, 1, 1, 1] * 25})
     schema = Schema({"s": Categorical(["F", "M"]), "y": Categorical([0, 1])})
     ledger = tmp_path / "ledger.json"
-    audit(df, "s ⊥ y", schema=schema, epsilon=0.5, budget=Budget.open(ledger, 2.0))
-    res = audit(df, "s ⊥ y", schema=schema, epsilon=1.0, budget=Budget.open(ledger))
+    audit(df, "s ⊥ y", schema=schema, epsilon=0.5, budget=Budget.open(ledger, 2.0), measures=("tvd",))
+    res = audit(df, "s ⊥ y", schema=schema, epsilon=1.0, budget=Budget.open(ledger), measures=("tvd",))
     assert res.budget is not None and res.budget.spent == pytest.approx(1.5) and res.budget.remaining == 0.5
     assert res.budget.ledger == str(ledger.resolve())
     back = AuditResult.from_dict(_doc(res))
@@ -212,9 +212,9 @@ def test_ledger_state_is_recorded_and_shown(tmp_path):
     page = render_audit(back)
     assert f"the ledger file {ledger.resolve()}" in page
     assert "<dt>remaining</dt><dd>0.5</dd>" in page and "<dt>spent so far (all audits)</dt><dd>1.5</dd>" in page
-    alone = audit(df, "s ⊥ y", schema=schema, epsilon=1.0)
+    alone = audit(df, "s ⊥ y", schema=schema, epsilon=1.0, measures=("tvd",))
     assert alone.budget is None and "budget" not in alone.to_dict() and "No ledger was used" in render_audit(alone)
-    spent = audit(df, "s ⊥ y", schema=schema, epsilon=1.0, budget=Budget(1.0))
+    spent = audit(df, "s ⊥ y", schema=schema, epsilon=1.0, budget=Budget(1.0), measures=("tvd",))
     assert spent.budget.ledger is None and "The budget is used up" in render_audit(spent)
 
 
@@ -331,7 +331,7 @@ def test_large_and_multi_column_criteria_get_readable_maps():
                      "race": Categorical(["a", "b", "c"]), "y": Categorical([0, 1]),
                      "big": Categorical(list(range(400)))})
     criteria = ["country ⊥ work | years", "sex,race ⊥ y", "big ⊥ work | years"]
-    res = audit(df, criteria, measures=("tc",), schema=schema, k=5)
+    res = audit(df, criteria, measures=("tc",), schema=schema, k=5, exact=True)
     maps = res["tc"].details.cell_md
     assert maps[0].cells == 100 * 3 * 60 and np.array(maps[0].md).shape == (60, 100, 3)  # 18,000 cells: kept
     assert maps[1].protected[1] == {"sex": "F", "race": "b"} and maps[2].md is None and maps[2].cells == 72_000

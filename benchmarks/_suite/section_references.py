@@ -23,13 +23,13 @@ def _reference_rows(name: str, size: str, frame: Any, schema: Any, criteria: tup
     crits = [ref.criterion_columns(c) for c in criteria]
     columns = sorted({c for side in crits for cols in side for c in cols})
     bins = ref.integer_bins(schema, columns)
-    exact = dpaudit.audit(frame, criteria, measures=("tvd", "tc"), epsilon=None, schema=schema)
+    exact = dpaudit.audit(frame, criteria, measures=("tvd", "tc"), exact=True, schema=schema)
     tvd_exact = exact["tvd"].per_criterion
     tc_exact = exact["tc"].per_criterion
     mi_exact = [b.mi_nats for b in exact["tvd"].details.baseline]
 
     def audit(measures: tuple[str, ...], which: tuple[str, ...] = criteria) -> Callable[[], Any]:
-        return lambda: dpaudit.audit(frame, which, measures=measures, epsilon=None, schema=schema)
+        return lambda: dpaudit.audit(frame, which, measures=measures, exact=True, schema=schema)
 
     out: list[Comparison] = []
 

@@ -54,7 +54,7 @@ def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
             sample = frame if n >= len(frame) else frame.sample(n=n, random_state=cfg.seed)
             size = f"{n:,}" + (" (all)" if n >= len(frame) else "")
             workload = f"Adult sample, {semantics}"
-            exact = dpaudit.audit(sample, criteria, measures=("repair",), epsilon=None, schema=schema,
+            exact = dpaudit.audit(sample, criteria, measures=("repair",), exact=True, schema=schema,
                                   semantics=semantics)["repair"]
             try:
                 first = rc2_tuple_level(sample, criteria, schema, semantics, cfg.repair_limit, cfg.repair_max_clauses)
@@ -82,7 +82,7 @@ def repair(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
 
             comp = compare(workload, size, "audit, U_R exact",
                            lambda sample=sample, semantics=semantics: dpaudit.audit(
-                               sample, criteria, measures=("repair",), epsilon=None, schema=schema, semantics=semantics),
+                               sample, criteria, measures=("repair",), exact=True, schema=schema, semantics=semantics),
                            "RC2, tuple-level WCNF", baseline,
                            cfg.repeat if first["encode"] + first["solve"] < 5 else cfg.repeat_costly, warmup=0,
                            check=f"RC2 optimum = dpaudit's exact U_R = {first['cost']:,}",

@@ -12,13 +12,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["MEASURE_TITLES", "CellMode", "CELL_MODES", "DEFAULT_K", "DEFAULT_CELLS", "DEFAULT_NAME_CELLS",
+__all__ = ["MEASURE_TITLES", "DEFAULT_MEASURES", "LEFT_OUT", "CellMode", "CELL_MODES", "DEFAULT_K", "DEFAULT_CELLS", "DEFAULT_NAME_CELLS",
            "Semantics", "DEFAULT_SEMANTICS", "DEFAULT_WORK_LIMIT", "MAX_CLAUSES", "DEFAULT_WCNF_SEMANTICS"]
 
 #: The built-in measures' titles (the paper's symbols) by name, in registration order: each measure
 #: class takes its ``title`` from here; :data:`dpaudit.measures.MEASURES` holds the classes (and any a
 #: user registers).
 MEASURE_TITLES = {"tvd": "U_MI^TVD", "tc": "U_TC", "repair": "U_R"}
+#: The measures of ``dpaudit.audit()`` and ``dpaudit fairness`` when none are named: U_MI^TVD and U_TC,
+#: which cost one pass over the count tables. U_R solves one optimisation per block and can take
+#: minutes on large data (the 1M-row census preset), so it is computed only when asked for.
+DEFAULT_MEASURES = ("tvd", "tc")
+#: The measures left out of :data:`DEFAULT_MEASURES`; every output of a defaulted audit says how to add them.
+LEFT_OUT = tuple(name for name in MEASURE_TITLES if name not in DEFAULT_MEASURES)
 
 # -- U_TC (dpaudit.measures.contribution) ----------------------------------------------------------------
 CellMode = Literal["domain", "observed"]

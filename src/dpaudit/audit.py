@@ -1,6 +1,6 @@
 """Audit a dataset: count once per criterion, compute measures on the tables, release them.
 
-``audit(data, criteria, measures=("tvd",), epsilon=1.0, schema=...)`` follows the data flow of the
+``audit(data, criteria, epsilon=1.0, schema=...)`` (or ``exact=True``) follows the data flow of the
 architecture sketch: counts (one pass over the data for all criteria) → exact measures on count tables → release
 (OpenDP Laplace noise, debited from a budget) → a frozen :class:`AuditResult` that keeps the explain
 trail (what was counted, which mechanism, ε, sensitivity) and prints a readable table.
@@ -10,60 +10,26 @@ from __future__ import annotations
 
 import inspect
 import math
-import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from dpaudit._audit_args import NO_PRIVACY_CHOICE, PYTHON_HINT, left_out_note, resolve_measures, split_budget
+from dpaudit._defaults import DEFAULT_MEASURES
 from dpaudit._errors import DPAuditError, SchemaError
+from dpaudit._progress import progress_callback
 from dpaudit._validation import positive
 from dpaudit.counting import DEFAULT_ENGINE, check_engine, count_tables, describe, engine_of, infer_schema, open_data
 from dpaudit.criteria import CriterionLike, parse_criteria
-from dpaudit.measures import Measure, measure_from, option_fields, options_doc
+from dpaudit.measures import Measure, options_doc
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.privacy import Budget, exact_release, laplace_release
-from dpaudit.privacy._mechanisms import MIN_RELEASE_EPSILON, derive_seed
+from dpaudit.privacy._mechanisms import derive_seed
 from dpaudit.results import AuditResult, BudgetState, MeasureResult
 from dpaudit.schema import Schema
 
-__all__ = ["audit", "AuditResult", "MeasureResult", "split_budget", "repair_wcnf", "resolve_measures"]
-
-
-def split_budget(epsilon: float, measures: Sequence[str], split: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Share a total ε across measures: equally by default, or by the fractions in ``split``.
-
-    Examples
-    --------
-    >>> split_budget(1.0, ["tvd", "tc"])
-    {'tvd': 0.5, 'tc': 0.5}
-    >>> split_budget(1.0, ["tvd", "tc"], {"tvd": 0.25, "tc": 0.75})
-    {'tvd': 0.25, 'tc': 0.75}
-    """
-    if split is None:
-        shares = {m: epsilon / len(measures) for m in measures}
-    else:
-        if not isinstance(split, Mapping):
-            raise DPAuditError(f"budget split must map each measure to a fraction (e.g. {{'tvd': 0.5, 'tc': 0.5}}), "
-                               f"got {split!r}")
-        if set(split) != set(measures):
-            raise DPAuditError(
-                f"budget split names {sorted(map(str, split))} but the measures are {sorted(measures)}; give one "
-                "fraction per measure"
-            )
-        if any(not (isinstance(f, numbers.Real) and not isinstance(f, bool) and math.isfinite(f) and f > 0)
-               for f in split.values()):
-            raise DPAuditError(f"budget split fractions must be positive numbers, got {dict(split)}")
-        total = math.fsum(split.values())
-        if abs(total - 1.0) > 1e-9:
-            raise DPAuditError(f"budget split fractions must sum to 1, they sum to {total:g}")
-        shares = {m: epsilon * split[m] for m in measures}
-    for m, share in shares.items():
-        if share < MIN_RELEASE_EPSILON:
-            raise DPAuditError(
-                f"measure {m} would be released with epsilon={share:g}, below the smallest dpaudit releases "
-                f"with ({MIN_RELEASE_EPSILON:g}): its noise would drown any value; raise epsilon or its split fraction"
-            )
-    return shares
+__all__ = ["audit", "AuditResult", "MeasureResult", "split_budget", "repair_wcnf", "resolve_measures",
+           "NO_PRIVACY_CHOICE", "PYTHON_HINT", "left_out_note"]
 
 
 def _resolve_schema(data: Any, schema: Schema | str | None) -> Schema:
@@ -79,62 +45,11 @@ def _resolve_schema(data: Any, schema: Schema | str | None) -> Schema:
     raise SchemaError(f"schema must be a Schema, 'infer' or None, got {schema!r}")
 
 
-def resolve_measures(measures: str | Measure | Sequence[str | Measure], **options: Any) -> list[Measure]:
-    """Configured measure objects from names and/or instances, each option validated.
-
-    ``options`` (``k=...``, ``semantics=...``) configure the measures named by string, routed by the
-    name of the measure's dataclass field; a value given is checked by the measure, None included (it
-    is the default only of an option whose default is None, ``name_cells``: ``semantics=None`` is
-    refused, not read as "not given"). An option that no registered measure takes, or no named one,
-    is refused rather than ignored, and so is a measure requested twice.
-
-    Examples
-    --------
-    >>> resolve_measures(["tvd", "tc"], k=10)
-    [TVD(), TopContribution(k=10, cells='domain', name_cells=None)]
-    >>> resolve_measures(["tvd"], semantics="bag")
-    Traceback (most recent call last):
-    ...
-    dpaudit._errors.DPAuditError: option semantics configures repair, which is not among the measures (tvd); add it or drop the option
-    """
-    if isinstance(measures, (str, Measure)):
-        items = [measures]
-    elif isinstance(measures, Iterable) and not isinstance(measures, (bytes, Mapping)):
-        items = list(measures)
-    else:
-        raise DPAuditError(f"measures must be a measure name, a Measure, or a list of them (e.g. ('tvd', 'tc')), "
-                           f"got {measures!r}")
-    odd = [m for m in items if not isinstance(m, (str, Measure))]
-    if odd:
-        raise DPAuditError(f"measures must be names or Measure objects, got {odd[0]!r}; e.g. ('tvd', TopContribution(k=5))")
-    if not items:
-        raise DPAuditError("no measures requested; pass e.g. measures=('tvd',)")
-    named = {m for m in items if isinstance(m, str)}
-    known = option_fields()
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise DPAuditError(f"unknown option {unknown[0]!r}: no registered measure takes it; the measures' options are "
-                           f"{', '.join(known)}")
-    for option in options:
-        takers = [cls.name for cls, _ in known[option]]
-        if not any(name in named for name in takers):
-            raise DPAuditError(
-                f"option {option} configures {', '.join(takers) or 'no measure'}, which is not among the measures "
-                f"({', '.join(m if isinstance(m, str) else m.name for m in items)}); add it or drop the option"
-            )
-    out = [measure_from(m, **options) for m in items]
-    names = [m.name for m in out]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise DPAuditError(f"measure {', '.join(twice)} is requested twice; request each measure once")
-    return out
-
-
 def audit(
     data: Any,
     criteria: CriterionLike | Iterable[CriterionLike],
     *,
-    measures: str | Measure | Sequence[str | Measure] = ("tvd",),
+    measures: str | Measure | Sequence[str | Measure] | None = None,
     epsilon: float | None = None,
     exact: bool = False,
     schema: Schema | str | None = None,
@@ -142,12 +57,13 @@ def audit(
     split: Mapping[str, float] | None = None,
     seed: int | None = None,
     engine: str = DEFAULT_ENGINE,
-    progress: Callable[[str], None] | None = None,
+    progress: bool | Callable[[str], None] | None = None,
     **options: Any,
 ) -> AuditResult:
     """Measure how far the data are from satisfying fairness criteria, privately.
 
-    Every argument is validated before any row is read.
+    Privacy is explicit: give ``epsilon`` (a DP release) or ``exact=True`` (exact values for the data
+    curator, not DP); an audit with neither is refused. Every argument is validated before any row is read.
 
     Parameters
     ----------
@@ -155,15 +71,18 @@ def audit(
         A lazy frame (DuckDB, Spark) is grouped by its own engine; only the grouped counts are fetched.
     criteria : str, Criterion, or a list of them
         E.g. ``"sex ⊥ income | education-num"``; each measure is summed over the criteria.
-    measures : name, Measure, or a sequence of them, default ("tvd",)
+    measures : name, Measure, or a sequence of them, default ("tvd", "tc")
         Registered names (:data:`dpaudit.measures.MEASURES`: ``"tvd"``, ``"tc"``, ``"repair"``) or
-        configured measures (``TopContribution(k=10)``, ``Repair(semantics="bag")``).
-    epsilon : float or None, default None
-        Total privacy loss of this audit, shared by ``split`` across the measures. ``None`` returns
-        exact values for the data curator: no noise, not DP, and per-criterion values and
-        non-private baselines are included.
+        configured measures (``TopContribution(k=10)``, ``Repair(semantics="bag")``). The default,
+        U_MI^TVD and U_TC, is that of ``dpaudit fairness``; U_R (``"repair"``) solves one optimisation
+        per block and can take minutes on large data, so it is computed only when asked for
+        (``measures=("tvd", "tc", "repair")``) — a defaulted result says so in its explain trail.
+    epsilon : float
+        Total privacy loss of this audit, shared by ``split`` across the measures. Required unless
+        ``exact=True``.
     exact : bool, default False
-        Ask for the exact values by name (the same as ``epsilon=None``); refused with ``epsilon``.
+        Exact values for the data curator: no noise, not DP, with per-criterion values, non-private
+        baselines and the per-group rates (:meth:`AuditResult.by_group`). Refused beside ``epsilon``.
     schema : Schema, 'infer' or None
         Declared domains. ``'infer'`` reads them off the data; the result then says it is not DP.
     budget : Budget, optional
@@ -179,10 +98,13 @@ def audit(
         the name. The registered engines:
 
 {engines}
-    progress : callable, optional
-        Called with a short description of each step as it starts (counting the rows, then each
-        measure) and, for U_R, after every block (``"U_R (bag) P ⊥ O | A: block 3/11 exact, 4.2 s"``);
-        ``dpaudit fairness`` shows it in a spinner when stderr is a terminal.
+    progress : bool or callable, default None (silent)
+        ``True`` writes one line per step to stderr, with the seconds since the start (shown in a
+        notebook, a log or a pipe as well as on a terminal; U_R's block lines at most one every 2 s,
+        :mod:`dpaudit._progress`). A callable is called with a short description of each step as it
+        starts (counting the rows, then each measure) and, for U_R, after every block
+        (``"U_R (bag) P ⊥ O | A: block 3/11 exact, 4.2 s"``); ``dpaudit fairness`` shows it in a
+        spinner when stderr is a terminal.
     **options
         Options of the measures named by string, by the name of the measure's field (where its default
         lives; None: the default). Each goes to every requested measure that takes it; one that no
@@ -205,22 +127,25 @@ def audit(
     >>> from dpaudit import Categorical, Schema, audit
     >>> df = pd.DataFrame({"sex": ["F"] * 50 + ["M"] * 50, "y": [1] * 25 + [0] * 25 + [1] * 40 + [0] * 10})
     >>> s = Schema({"sex": Categorical(["F", "M"]), "y": Categorical([0, 1])})
-    >>> res = audit(df, "sex ⊥ y", schema=s)
-    >>> round(res["tvd"].value, 4), res.dp
-    (0.045, False)
-    >>> audit(df, "sex ⊥ y", schema=s, epsilon=1.0)["tvd"].release.scale
+    >>> res = audit(df, "sex ⊥ y", schema=s, exact=True)
+    >>> list(res), round(res["tvd"].value, 4), res.dp
+    (['tvd', 'tc'], 0.045, False)
+    >>> audit(df, "sex ⊥ y", schema=s, measures="tvd", epsilon=1.0)["tvd"].release.scale
     0.16
+    >>> audit(df, "sex ⊥ y", schema=s)
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.DPAuditError: say how private the audit is: epsilon=<float> for a DP release (e.g. epsilon=1.0), or exact=True for exact values for the data curator (not DP)
     """
     engine = check_engine(engine)
     source = os.fspath(data) if isinstance(data, (str, os.PathLike)) else None  # the file, as given
-    if progress is not None and not callable(progress):
-        raise DPAuditError(f"progress must be a callable taking one str, got {type(progress).__name__}")
+    progress = progress_callback(progress)
     if not isinstance(exact, bool):
         raise DPAuditError(f"exact must be True or False, got {exact!r}")
     if exact and epsilon is not None:
         raise DPAuditError("exact=True asks for exact, non-private values and epsilon for a DP release: pass one of them")
     crits = parse_criteria(criteria)
-    chosen = resolve_measures(measures, **options)
+    chosen = resolve_measures(DEFAULT_MEASURES if measures is None else measures, **options)
     names = [m.name for m in chosen]
     if seed is not None:
         from dpaudit._validation import seed_value
@@ -243,6 +168,8 @@ def audit(
     elif seed is not None:
         raise DPAuditError("seed fixes the noise of DP releases: it needs epsilon (an exact audit draws no noise; "
                            "drop seed)")
+    elif not exact:
+        raise DPAuditError(NO_PRIVACY_CHOICE)
     if not (isinstance(schema, Schema) or (isinstance(schema, str) and schema == "infer")):
         _resolve_schema(data, schema)  # no schema, or a wrong kind, is refused before the data are opened
     counter = engine_of(data, engine)
@@ -310,6 +237,8 @@ def audit(
             mechanism = getattr(getattr(details, "release", None), "mechanism", "private selection")
             stages.append(f"{m.title} explanation: {mechanism}, ε = {eps_explain:g}")
         results[m.name] = MeasureResult(m.name, m.title, release, None, details, m.options())
+    if measures is None:
+        stages.append(left_out_note(PYTHON_HINT))
     return AuditResult(
         n=n,
         criteria=crits,
@@ -319,6 +248,7 @@ def audit(
         schema_data_derived=resolved.data_derived,
         source=source,
         budget=_budget_state(budget) if epsilon is not None and budget is not None else None,
+        tables=tuple(tables) if epsilon is None else None,
     )
 
 

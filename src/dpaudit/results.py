@@ -5,18 +5,24 @@ measures are importable from here too); :func:`dpaudit.audit` wraps each release
 the whole run in an :class:`AuditResult`. The renderers of :mod:`dpaudit.report` read only these
 types. Every class converts to plain JSON data (``to_dict``) and back (``from_dict``), so a saved
 ``--json`` document can be rendered later.
+
+As data (:mod:`dpaudit._result_frames`): :meth:`AuditResult.to_frame` is the tidy values table,
+:meth:`AuditResult.per_criterion` the exact per-criterion values labelled by criterion, and in exact
+mode :meth:`AuditResult.by_group` / :meth:`AuditResult.parity` the per-group rates with statistical
+parity difference and disparate-impact ratio. A result iterates over its measure names like a mapping.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Annotated, Any, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from dpaudit._document import Doc, DocumentError, choice, flag, text
-from dpaudit._errors import CriterionError
+from dpaudit._errors import CriterionError, DPAuditError
 from dpaudit._fields import (
     BY_NAME,
     FLATTEN,
@@ -55,6 +61,9 @@ from dpaudit.details import (
     mi_baseline,
 )
 from dpaudit.privacy import Release
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["MIBaseline", "TopCell", "NamedCell", "SelectionInfo", "CellChange", "BlockRepairDetail", "TVDDetails",
            "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails", "RepairDetails", "REPAIR_STATUSES", "MeasureDetails",
@@ -152,13 +161,16 @@ class BudgetState(_PlainRecord):
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Frozen result of :func:`dpaudit.audit`; ``str()`` prints a table, :meth:`to_dict`/:meth:`to_json`
-    export it and :meth:`from_dict` reads it back; in a notebook it renders as the HTML report's
-    sections (:meth:`_repr_html_`).
+    """Frozen result of :func:`dpaudit.audit`; ``str()`` prints a table, ``repr()`` one line,
+    :meth:`to_dict`/:meth:`to_json`/:meth:`save` export it and :meth:`from_dict` reads it back; in a
+    notebook it renders as the values table with the report's sections folded (:meth:`_repr_html_`).
+    ``result["tvd"]`` is a measure's :class:`MeasureResult`; ``list(result)`` the measure names.
 
     ``source`` names the data (a file path, or the registered dataset the command line was given);
     ``budget`` is the state of the caller's budget or ledger after this audit (None when the audit
-    had its own budget of exactly ``epsilon``). Both appear in the JSON only when set.
+    had its own budget of exactly ``epsilon``). Both appear in the JSON only when set. ``tables`` are
+    the exact count tables of an exact audit (None in DP mode), read by :meth:`by_group` and
+    :meth:`parity`; they are never written to the JSON document (a result read back has none).
     """
 
     n: Annotated[int, Whole()]
@@ -169,6 +181,7 @@ class AuditResult:
     schema_data_derived: Annotated[bool, Key("schema"), Coded(SCHEMAS), REQUIRED] = False
     source: str | None = None
     budget: BudgetState | None = None
+    tables: Annotated[tuple[Any, ...] | None, OMIT] = field(default=None, repr=False, compare=False)
     #: What :meth:`to_dict` writes beside the fields, checked against the measures (:func:`_consistent`).
     DERIVED: ClassVar[Mapping[str, tuple[Any, bool]]] = {
         "mode": (Annotated[str, Choice(MODES)], True), "dp": (bool, True), "neighbouring": (str, False)}
@@ -184,7 +197,91 @@ class AuditResult:
         return all(m.release.dp for m in self.measures.values())
 
     def __getitem__(self, name: str) -> MeasureResult:
+        if name not in self.measures:
+            raise KeyError(f"{name!r}: this audit computed {', '.join(self.measures)}")
         return self.measures[name]
+
+    def __iter__(self) -> Iterator[str]:
+        """The measure names, as a mapping iterates (``list(result)``, ``dict(result.items())``)."""
+        return iter(self.measures)
+
+    def __len__(self) -> int:
+        return len(self.measures)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.measures
+
+    def keys(self) -> Any:
+        return self.measures.keys()
+
+    def values(self) -> Any:
+        return self.measures.values()
+
+    def items(self) -> Any:
+        return self.measures.items()
+
+    def __repr__(self) -> str:
+        """One line (at most 300 characters): mode, n, criteria, each measure's value."""
+        mode = "exact" if self.exact else f"ε={self.epsilon:g}"
+        values = ", ".join(f"{name}={m.value:.4g}" for name, m in self.measures.items())
+        crits = "; ".join(str(c) for c in self.criteria)
+        crits = crits if len(crits) <= 80 else f"{len(self.criteria)} criteria"
+        line = f"<AuditResult {mode}, n={self.n:,}, {values} · {crits}>"
+        return line if len(line) <= 300 else line[:296] + "…>"
+
+    def per_criterion(self, measure: str | None = None) -> dict[str, Any]:
+        """The exact per-criterion values labelled by criterion text: ``{criterion: value}`` of one
+        measure, or ``{measure: {criterion: value}}`` of all. Exact mode only (a DP audit releases the
+        sums alone)."""
+        if not self.exact:
+            raise DPAuditError("per-criterion values are exact, curator-only: a DP audit releases only each "
+                               "measure's sum over the criteria (see to_frame())")
+        if measure is None:
+            return {name: self.per_criterion(name) for name in self.measures}
+        m = self[measure]
+        return {str(c): v for c, v in zip(self.criteria, m.per_criterion or ())}
+
+    def to_frame(self) -> pd.DataFrame:
+        """The values as a tidy pandas DataFrame: columns criterion, measure, value, lower, upper,
+        epsilon, dp; one row per (criterion, measure) in exact mode and one summed row per measure
+        (criterion ``"(sum)"``, the released value); interval and ε NaN for exact values
+        (:func:`dpaudit._result_frames.values_frame`)."""
+        from dpaudit._result_frames import values_frame
+
+        return values_frame(self)
+
+    def by_group(self, criterion: int | str = 0) -> pd.DataFrame:
+        """Exact mode only: fairlearn-MetricFrame-like per-group outcome rates of one criterion (its
+        index or text), a row per (admissible block, protected group) — see
+        :func:`dpaudit._result_frames.group_rates`. A DP audit raises DPAuditError: the per-group
+        rates are not released privately."""
+        from dpaudit._result_frames import group_rates
+
+        return group_rates(self, criterion)
+
+    def parity(self) -> pd.DataFrame:
+        """Exact mode only: statistical parity difference (max − min rate) and disparate-impact ratio
+        (min / max) per criterion, block and outcome value (:func:`dpaudit._result_frames.parity_frame`);
+        a DP audit raises DPAuditError (not released privately)."""
+        from dpaudit._result_frames import parity_frame
+
+        return parity_frame(self)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result to ``path`` in the format its suffix names: ``.json`` (the document
+        :meth:`from_dict` reads back), ``.html``/``.htm`` (the self-contained report), ``.txt`` (the
+        text report) or ``.md`` (the text report in a code block), or any format registered in
+        :data:`dpaudit.report.FORMATS`; another suffix raises DPAuditError. Returns the path."""
+        from dpaudit._io import atomic_write_text
+        from dpaudit.report import format_for
+
+        path = Path(path)
+        if path.suffix.lower() == ".md":
+            document = "```text\n" + render_view(self, "text") + "\n```\n"
+        else:
+            document = format_for(path).render(self)
+        atomic_write_text(path, document)
+        return path
 
     def to_dict(self) -> dict[str, Any]:
         where = {} if self.source is None else {"source": self.source}
@@ -225,8 +322,9 @@ class AuditResult:
         return render_view(self, "text")
 
     def _repr_html_(self) -> str:
-        """The HTML report's sections as a fragment, for Jupyter and VS Code notebooks
-        (:func:`dpaudit.report.html.render_audit_fragment`, through :mod:`dpaudit._views`)."""
+        """The notebook view, for Jupyter and VS Code: the values table first, the HTML report's
+        sections folded in ``<details>`` (:func:`dpaudit.report.notebook.render_notebook`, through
+        :mod:`dpaudit._views`)."""
         return render_view(self, "html")
 
 

@@ -27,26 +27,28 @@ def bad_fpr(value):
     return NUMBER.format(name="fpr", bounds=f" >= {MIN_FPR:g} and < 1{FPR_FLOOR_HINT}", value=value)
 
 
-def fair(**kw):
-    return lambda: audit(FRAME, "sex ⊥ y", **{"schema": SCHEMA, **kw})
+def fair(private=True, **kw):
+    """An audit of FRAME with ``kw``; exact unless ``kw`` gives epsilon (or ``private=False``: neither)."""
+    choice = {} if "epsilon" in kw or not private else {"exact": True}
+    return lambda: audit(FRAME, "sex ⊥ y", **{"schema": SCHEMA, **choice, **kw})
 
 
 CASES = {
     # audit(): data, criteria, schema
-    "data None": (lambda: audit(None, "sex ⊥ y", schema=SCHEMA), "cannot read data of type"),
-    "data int": (lambda: audit(5, "sex ⊥ y", schema=SCHEMA), "cannot read data of type"),
-    "data dict": (lambda: audit({"sex": ["F"]}, "sex ⊥ y", schema=SCHEMA), "cannot read data of type"),
-    "criteria None": (lambda: audit(FRAME, None, schema=SCHEMA), "expected criteria as a string"),
-    "criteria int": (lambda: audit(FRAME, 5, schema=SCHEMA), "expected criteria as a string"),
-    "criteria empty": (lambda: audit(FRAME, [], schema=SCHEMA), "no criteria given"),
-    "criteria no outcome": (lambda: audit(FRAME, "sex ⊥", schema=SCHEMA), "outcome"),
-    "criteria same column twice": (lambda: audit(FRAME, "sex ⊥ sex", schema=SCHEMA), "sex"),
+    "data None": (lambda: audit(None, "sex ⊥ y", schema=SCHEMA, exact=True, measures=("tvd",)), "cannot read data of type"),
+    "data int": (lambda: audit(5, "sex ⊥ y", schema=SCHEMA, exact=True, measures=("tvd",)), "cannot read data of type"),
+    "data dict": (lambda: audit({"sex": ["F"]}, "sex ⊥ y", schema=SCHEMA, exact=True, measures=("tvd",)), "cannot read data of type"),
+    "criteria None": (lambda: audit(FRAME, None, schema=SCHEMA, exact=True, measures=("tvd",)), "expected criteria as a string"),
+    "criteria int": (lambda: audit(FRAME, 5, schema=SCHEMA, exact=True, measures=("tvd",)), "expected criteria as a string"),
+    "criteria empty": (lambda: audit(FRAME, [], schema=SCHEMA, exact=True, measures=("tvd",)), "no criteria given"),
+    "criteria no outcome": (lambda: audit(FRAME, "sex ⊥", schema=SCHEMA, exact=True, measures=("tvd",)), "outcome"),
+    "criteria same column twice": (lambda: audit(FRAME, "sex ⊥ sex", schema=SCHEMA, exact=True, measures=("tvd",)), "sex"),
     "schema int": (fair(schema=5), "schema must be a Schema"),
     "schema dict": (fair(schema={"sex": Categorical(["F", "M"])}), "schema must be a Schema"),
     "schema missing": (fair(schema=None), "no schema given"),
     "schema lacks column": (fair(schema=Schema({"sex": Categorical(["F", "M"])})), "not declared in the schema"),
     # audit(): measures and options
-    "measures None": (fair(measures=None), "measures must be a measure name"),
+    "measures None (the default) without epsilon or exact": (fair(private=False, measures=None), "say how private the audit is"),
     "measures int": (fair(measures=5), "measures must be a measure name"),
     "measures list of int": (fair(measures=[5]), "measures must be names or Measure objects"),
     "measures empty": (fair(measures=[]), "no measures requested"),
@@ -97,8 +99,8 @@ CASES = {
     "budget str": (fair(epsilon=1.0, budget="x"), "budget must be a dpaudit Budget"),
     "budget too small": (fair(epsilon=1.0, budget=Budget(0.5)), "asks for epsilon=1"),
     "split list": (fair(epsilon=1.0, split=[1.0]), "budget split must map each measure"),
-    "split bool": (fair(epsilon=1.0, split={"tvd": True}), "fractions must be positive numbers"),
-    "split nan": (fair(epsilon=1.0, split={"tvd": float("nan")}), "fractions must be positive numbers"),
+    "split bool": (fair(epsilon=1.0, measures="tvd", split={"tvd": True}), "fractions must be positive numbers"),
+    "split nan": (fair(epsilon=1.0, measures="tvd", split={"tvd": float("nan")}), "fractions must be positive numbers"),
     "split without epsilon": (fair(split={"tvd": 1.0}), "it needs epsilon"),
     # schema objects
     "Schema None": (lambda: Schema(None), "must be a mapping"),
@@ -213,9 +215,9 @@ def test_object_arrays_of_plain_values_are_read_as_their_numbers():
 
 def test_name_cells_none_is_its_documented_default():
     """name_cells is the one option whose default is None: None given explicitly is that default."""
-    result = audit(FRAME, "sex ⊥ y", schema=SCHEMA, measures="tc", name_cells=None)
+    result = audit(FRAME, "sex ⊥ y", schema=SCHEMA, measures="tc", name_cells=None, exact=True)
     assert result["tc"].options["name_cells"] is None
-    assert result["tc"].value == audit(FRAME, "sex ⊥ y", schema=SCHEMA, measures="tc")["tc"].value
+    assert result["tc"].value == audit(FRAME, "sex ⊥ y", schema=SCHEMA, measures="tc", exact=True)["tc"].value
 
 
 def test_every_error_is_a_value_error_so_generic_handlers_catch_it():
@@ -228,7 +230,7 @@ def test_every_error_is_a_value_error_so_generic_handlers_catch_it():
 def test_a_refused_audit_spends_nothing():
     budget = Budget(1.0)
     with pytest.raises(DPAuditError):
-        audit(FRAME, "sex ⊥ nope", schema=SCHEMA, epsilon=0.5, budget=budget)
+        audit(FRAME, "sex ⊥ nope", schema=SCHEMA, epsilon=0.5, budget=budget, measures=("tvd",))
     with pytest.raises(DPAuditError):
         audit(FRAME, "sex ⊥ y", schema=SCHEMA, epsilon=0.5, budget=budget, measures=("tvd", "tc"),
               split={"tvd": 0.5, "tc": 0.6})

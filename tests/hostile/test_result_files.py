@@ -48,7 +48,7 @@ def _frame() -> pd.DataFrame:
 def docs() -> dict[str, dict]:
     """Real saved documents, as ``json.loads`` of what ``--json`` writes."""
     measures = ["tvd", "tc", "repair"]
-    exact = audit(_frame(), CRITERIA, schema=SCHEMA, measures=measures)
+    exact = audit(_frame(), CRITERIA, schema=SCHEMA, measures=measures, exact=True)
     dp = audit(_frame(), CRITERIA, schema=SCHEMA, measures=measures, epsilon=1.0)
     mia = evaluate(gaussian_scores(16, 200, seed=1).to_scoreset(), fpr=(0.1, 0.01), n_boot=20, seed=1)
     return {name: json.loads(render_json(r)) for name, r in (("exact", exact), ("dp", dp), ("mia", mia))}

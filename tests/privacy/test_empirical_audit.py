@@ -119,7 +119,7 @@ def test_the_ci_3x3_pair_is_released_through_the_branch_and_bound(report):
     criterion = Criterion.parse(pair.criterion)
     blocks = []
     for frame in pair.frames():
-        exact = audit(frame, criterion, measures=[Repair("ci")], schema=pair.schema())["repair"]
+        exact = audit(frame, criterion, measures=[Repair("ci")], schema=pair.schema(), exact=True)["repair"]
         (block,) = exact.details.per_block
         assert block.method == f"branch and bound (gap ≤ {TOLERANCE:g})" and block.status == "exact", block
         assert 0.0 <= block.upper - block.lower <= TOLERANCE and exact.release.value == block.value

@@ -11,6 +11,7 @@ import typer
 from dpaudit._defaults import (  # the defaults the help shows, without importing the measures
     DEFAULT_CELLS,
     DEFAULT_K,
+    DEFAULT_MEASURES,
     DEFAULT_NAME_CELLS,
     DEFAULT_SEMANTICS,
     DEFAULT_WCNF_SEMANTICS,
@@ -21,6 +22,9 @@ from dpaudit._defaults import (  # the defaults the help shows, without importin
 from dpaudit._errors import DPAuditError
 from dpaudit.cli._app import Saves, app, fail, output_path, save_option, spinner, user_errors, write_json, wrote
 from dpaudit.counting import DEFAULT_ENGINE, check_engine, describe
+
+#: How to add the measures ``dpaudit fairness`` leaves out by default (its ``--measure`` flags).
+CLI_HINT = " ".join(f"-m {m}" for m in MEASURE_TITLES)
 
 
 def _load_data(data: str, schema_file: Path | None, infer_schema: bool) -> tuple[Any, Any]:
@@ -104,9 +108,11 @@ def fairness(
         None, "--preset", help="A registered dataset's named criteria (e.g. paper); adds to -c."
     ),
     measure: list[str] = typer.Option(
-        list(MEASURE_TITLES), "--measure", "-m", metavar="|".join(MEASURE_TITLES),
+        [], "--measure", "-m", metavar="|".join(MEASURE_TITLES), show_default=False,
         help="Measure to compute, repeatable: " + ", ".join(f"{name} ({title})" for name, title in MEASURE_TITLES.items())
-        + "; with --epsilon, ε is shared equally among them unless --split says otherwise.",
+        + f" (default: {' '.join(f'-m {m}' for m in DEFAULT_MEASURES)}, as dpaudit.audit(); U_R can take minutes "
+        "on large data: add it with " + CLI_HINT + "); with --epsilon, ε is shared equally among them unless --split "
+        "says otherwise.",
     ),
     epsilon: float | None = typer.Option(None, "--epsilon", "-e", help="Total privacy budget ε of this audit."),
     exact: bool = typer.Option(False, "--exact", help="Exact values for the data curator (no noise, not DP)."),
@@ -155,7 +161,7 @@ def fairness(
     ),
 ) -> None:
     """Measure how far DATA is from satisfying fairness criteria, with an ε-DP release."""
-    from dpaudit.audit import audit, resolve_measures
+    from dpaudit.audit import PYTHON_HINT, audit, left_out_note, resolve_measures
 
     engine = check_engine(engine)  # before anything is read or started
     saves = Saves(save, html=html)  # a bad output path or an unknown suffix costs nothing
@@ -170,14 +176,14 @@ def fairness(
     options = _measure_options({"k": k, "cells": cells, "name_cells": name_cells, "semantics": semantics,
                                 "work_limit": work_limit, "time_limit": time_limit}, option)
     criteria = _criteria_with_preset(data, criterion, preset)
-    resolve_measures(measure, **options)  # the measures and their options, before any data are opened
+    resolve_measures(measure or DEFAULT_MEASURES, **options)  # the measures and their options, before any data
     new_ledger = ledger is not None and not ledger.exists()
     budget = _open_ledger(ledger, total_budget) if ledger is not None else None
     try:
         with spinner(f"reading {data}") as status:  # on a terminal's stderr only
             frame, resolved = _load_data(data, schema, infer_schema)
-            result = audit(frame, criteria, measures=measure, epsilon=epsilon, schema=resolved, seed=seed,
-                           split=shares, budget=budget, engine=engine, progress=status, **options)
+            result = audit(frame, criteria, measures=measure or None, epsilon=epsilon, exact=exact, schema=resolved,
+                           seed=seed, split=shares, budget=budget, engine=engine, progress=status, **options)
     except BaseException:
         if new_ledger and ledger is not None and budget is not None and not budget.entries:
             for leftover in (ledger, Path(f"{ledger}.lock")):  # a refused first audit leaves no ledger
@@ -185,6 +191,9 @@ def fairness(
         raise
     if result.source is None:  # a registered dataset: name it in the reports
         result = dataclasses.replace(result, source=data)
+    if not measure:  # the left-out measures' note, in flags
+        result = dataclasses.replace(result, stages=tuple(
+            left_out_note(CLI_HINT) if s == left_out_note(PYTHON_HINT) else s for s in result.stages))
     saves.render(result)  # before anything is printed: a failure leaves no half-done output
     if as_json:
         write_json(result, None)

@@ -29,7 +29,7 @@ def _on_first_use(module: str, name: str) -> Callable[[Any], str]:
 
 
 register_view(AuditResult, "text", _on_first_use("dpaudit.report.text", "render_audit"))
-register_view(AuditResult, "html", _on_first_use("dpaudit.report.html", "render_audit_fragment"))
+register_view(AuditResult, "html", _on_first_use("dpaudit.report.notebook", "render_notebook"))
 register_view(MiaReport, "text", _on_first_use("dpaudit.report.text", "render_mia"))
 register_view(MiaReport, "html", _on_first_use("dpaudit.report.html_mia", "render_mia_fragment"))
 

@@ -89,8 +89,8 @@ def _split_checks(draws: int, level: float, rng: np.random.Generator,
     schema = pair.schema()
     criterion = Criterion.parse(pair.criterion)
     measures = [TopContribution(k=K_ALL, name_cells=1), Repair(semantics="ci")]
-    exact0 = audit(df0, criterion, measures=measures, schema=schema)
-    exact1 = audit(df1, criterion, measures=measures, schema=schema)
+    exact0 = audit(df0, criterion, measures=measures, schema=schema, exact=True)
+    exact1 = audit(df1, criterion, measures=measures, schema=schema, exact=True)
     budget = Budget(EPSILON)
     private = audit(df0, criterion, measures=measures, epsilon=EPSILON, schema=schema, split=dict(SPLIT), budget=budget)
     tc_value, repair = private["tc"].release, private["repair"].release
