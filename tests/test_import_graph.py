@@ -130,13 +130,14 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundations", ("dpaudit._errors", "dpaudit._validation", "dpaudit._io", "dpaudit._arrays", "dpaudit._version",
                      "dpaudit._checks", "dpaudit._fields", "dpaudit._document", "dpaudit._views", "dpaudit._lazy",
-                     "dpaudit._defaults", "dpaudit.mia._defaults", "dpaudit.schema", "dpaudit.criteria")),
+                     "dpaudit._defaults", "dpaudit.mia._defaults", "dpaudit.schema", "dpaudit.criteria",
+                     "dpaudit._progress")),
     ("counting", ("dpaudit.counting",)),
     ("privacy", ("dpaudit.privacy",)),
-    ("typed data", ("dpaudit.details", "dpaudit.results", "dpaudit.mia.findings", "dpaudit.mia.results",
+    ("typed data", ("dpaudit.details", "dpaudit.results", "dpaudit._result_frames", "dpaudit.mia.findings", "dpaudit.mia.results",
                     "dpaudit.mia.scores", "dpaudit.mia._score_checks")),
     ("computation", ("dpaudit.measures", "dpaudit.mia", "dpaudit.datasets")),
-    ("entry points", ("dpaudit.audit", "dpaudit.mia.evaluate", "dpaudit.mia.train", "dpaudit.mia.simulate",
+    ("entry points", ("dpaudit.audit", "dpaudit._audit_args", "dpaudit.mia.evaluate", "dpaudit.mia.train", "dpaudit.mia.simulate",
                       "dpaudit.selfcheck")),
     ("renderers", ("dpaudit.report",)),
     ("command", ("dpaudit.cli", "dpaudit.__main__", "dpaudit")),
@@ -189,7 +190,7 @@ import pandas as pd
 import dpaudit
 assert not any(m.startswith("dpaudit.report") for m in sys.modules), "import dpaudit imported the renderers"
 frame = pd.DataFrame({"s": ["a", "b"] * 50, "y": ["0", "0", "1", "1"] * 25})
-result = dpaudit.audit(frame, ["s ⊥ y"], measures=["tvd", "tc"], epsilon=None, schema="infer")
+result = dpaudit.audit(frame, ["s ⊥ y"], measures=["tvd", "tc"], exact=True, schema="infer")
 print(str(result).splitlines()[0])
 print("MD(a, p, o) per block" in result._repr_html_())
 """

@@ -272,14 +272,15 @@ class AuditResult:
         :meth:`from_dict` reads back), ``.html``/``.htm`` (the self-contained report), ``.txt`` (the
         text report) or ``.md`` (the text report in a code block), or any format registered in
         :data:`dpaudit.report.FORMATS`; another suffix raises DPAuditError. Returns the path."""
+        import importlib
+
         from dpaudit._io import atomic_write_text
-        from dpaudit.report import format_for
 
         path = Path(path)
         if path.suffix.lower() == ".md":
             document = "```text\n" + render_view(self, "text") + "\n```\n"
-        else:
-            document = format_for(path).render(self)
+        else:  # the formats' registry, looked up by name as the views are (results sit below the renderers)
+            document = importlib.import_module("dpaudit.report").format_for(path).render(self)
         atomic_write_text(path, document)
         return path
 

@@ -71,5 +71,5 @@ def exact_release(value: float, *, sensitivity: float) -> Release:
         interval=(float(value), float(value)),
         dp=False,
         mechanism="none (exact value, curator-only)",
-        reasons=("exact value without noise (--exact / epsilon=None): for the data curator only",),
+        reasons=("exact value without noise (--exact / exact=True): for the data curator only",),
     )
