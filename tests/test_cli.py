@@ -56,14 +56,15 @@ def test_json_dp_mode(csv_file):
     result = run("fairness", path, "-c", "g ⊥ y | z", "--epsilon", "0.5", "--schema", schema, "--json")
     assert result.exit_code == 0, result.output
     measures = json.loads(result.stdout)["measures"]
-    # by default the paper's three measures, sharing ε = 0.5 equally (U_TC's share: half value, half names)
-    assert list(measures) == ["tvd", "tc", "repair"]
-    tvd, tc, repair = measures["tvd"], measures["tc"], measures["repair"]
-    assert tvd["dp"] is True and tvd["epsilon"] == pytest.approx(0.5 / 3) and "per_criterion" not in tvd
-    assert tvd["scale"] == pytest.approx(16 / 100 / (0.5 / 3))
+    # by default U_MI^TVD and U_TC (as dpaudit.audit()), sharing ε = 0.5 equally (U_TC's share: half value, half
+    # names); U_R only when asked for
+    assert list(measures) == ["tvd", "tc"]
+    tvd, tc = measures["tvd"], measures["tc"]
+    assert tvd["dp"] is True and tvd["epsilon"] == pytest.approx(0.5 / 2) and "per_criterion" not in tvd
+    assert tvd["scale"] == pytest.approx(16 / 100 / (0.5 / 2))
     assert tvd["interval"][1] - tvd["interval"][0] == pytest.approx(2 * tvd["scale"] * 2.995732, rel=1e-6)
-    spent = [tvd["epsilon"], tc["epsilon"], tc["top_cells_release"]["epsilon"], repair["epsilon"]]
-    assert tc["epsilon"] == pytest.approx(0.5 / 6) and repair["epsilon"] == pytest.approx(0.5 / 3)
+    spent = [tvd["epsilon"], tc["epsilon"], tc["top_cells_release"]["epsilon"]]
+    assert tc["epsilon"] == pytest.approx(0.5 / 4)
     assert math.fsum(spent) == pytest.approx(0.5, rel=1e-12) and math.fsum(spent) <= 0.5 * (1 + 1e-12)
 
 

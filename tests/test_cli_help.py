@@ -62,7 +62,8 @@ def test_fairness_help_lists_the_measures_and_the_default():
     assert "tvd|tc|repair" in text
     for name, cls in MEASURES.items():
         assert f"{name} ({cls.title})" in text
-    assert "[default: tvd, tc, repair]" in text
+    assert "(default: -m tvd -m tc, as dpaudit.audit(); U_R can take minutes on large data: add it with -m tvd -m tc " \
+           "-m repair)" in text
     assert "'dpaudit[spark]'" in text  # the extra's name is not eaten as markup
 
 
@@ -158,7 +159,8 @@ def test_fairness_reports_its_steps_to_the_spinner(tmp_path, monkeypatch):
     monkeypatch.setattr(fairness_cli, "spinner", Recorder)
     data = tmp_path / "d.csv"
     data.write_text("g,y\n" + "a,0\na,1\nb,1\nb,1\n" * 10)
-    result = runner.invoke(app, ["fairness", str(data), "-c", "g ⊥ y", "--infer-schema", "--exact", "--json"])
+    result = runner.invoke(app, ["fairness", str(data), "-c", "g ⊥ y", "--infer-schema", "--exact", "--json",
+                                 "-m", "tvd", "-m", "tc", "-m", "repair"])
     assert result.exit_code == 0, result.output
     json.loads(result.stdout)
     assert steps[0] == f"reading {data}" and steps[1] == "counting rows for 1 criteria"
@@ -170,7 +172,8 @@ def test_fairness_reports_its_steps_to_the_spinner(tmp_path, monkeypatch):
 def test_fairness_in_a_pipe_writes_nothing_to_stderr(tmp_path):
     data = tmp_path / "d.csv"
     data.write_text("g,y\n" + "a,0\na,1\nb,1\nb,1\n" * 10)
-    result = runner.invoke(app, ["fairness", str(data), "-c", "g ⊥ y", "--infer-schema", "--epsilon", "1", "--json"])
+    result = runner.invoke(app, ["fairness", str(data), "-c", "g ⊥ y", "--infer-schema", "--epsilon", "1", "--json",
+                                 *(a for m in MEASURES for a in ("-m", m))])
     assert result.exit_code == 0, result.output
     assert set(json.loads(result.stdout)["measures"]) == set(MEASURES)
     assert result.stderr == ""

@@ -34,7 +34,7 @@ def docs() -> dict[str, dict]:
     frame = pd.DataFrame({"s": rng.choice(["F", "M"], 300), "g": rng.choice(["a", "b"], 300),
                           "y": rng.integers(0, 2, 300)})
     kw = {"schema": schema, "measures": ["tvd", "tc", "repair"]}
-    exact = audit(frame, ["s ⊥ y", "s ⊥ y | g"], **kw)
+    exact = audit(frame, ["s ⊥ y", "s ⊥ y | g"], exact=True, **kw)
     dp = audit(frame, ["s ⊥ y", "s ⊥ y | g"], epsilon=1.0, **kw)
     mia = evaluate(gaussian_scores(16, 200, seed=1).to_scoreset(), fpr=(0.1, 0.01), n_boot=20, seed=1)
     return {name: json.loads(render_json(r)) for name, r in (("exact", exact), ("dp", dp), ("mia", mia))}

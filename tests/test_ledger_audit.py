@@ -81,18 +81,18 @@ def test_cli_audits_share_the_ledger_until_it_is_spent(files):
     assert "spent ε = 0.6 of 1, 0.4 remains" in first.stderr
     refused = runner.invoke(app, _fair(data, schema, "--epsilon", 0.5, "--ledger", ledger))
     assert refused.exit_code == 2
-    assert refused.stderr.strip().startswith("dpaudit: error: release 'audit of tvd, tc, repair' asks for epsilon=0.5")
+    assert refused.stderr.strip().startswith("dpaudit: error: release 'audit of tvd, tc' asks for epsilon=0.5")
     assert refused.stdout == ""
     shown = runner.invoke(app, ["ledger", str(ledger), "--json"])
     doc = json.loads(shown.stdout)
     assert doc["total_epsilon"] == 1 and doc["remaining"] == pytest.approx(0.4)
     # the default measures share the audit's ε equally; U_TC's share is half value, half named cells
     entries = {e["label"]: e["epsilon"] for e in doc["entries"]}
-    assert list(entries) == ["tvd", "tc", "tc: explanation", "repair"]
-    assert entries == pytest.approx({"tvd": 0.2, "tc": 0.1, "tc: explanation": 0.1, "repair": 0.2})
+    assert list(entries) == ["tvd", "tc", "tc: explanation"]
+    assert entries == pytest.approx({"tvd": 0.3, "tc": 0.15, "tc: explanation": 0.15})
     assert math.fsum(entries.values()) == pytest.approx(0.6, rel=1e-12)
     text = runner.invoke(app, ["ledger", str(ledger)])
-    assert "total ε = 1, spent 0.6, remaining 0.4 (4 debits)" in text.stdout
+    assert "total ε = 1, spent 0.6, remaining 0.4 (3 debits)" in text.stdout
 
 
 def test_cli_ledger_total_must_match(files):

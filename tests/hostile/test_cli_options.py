@@ -53,7 +53,8 @@ CASES = [
     (FAIR + ["--exact", "--k", "0"], "k must be an integer >= 1"),  # tc is among the default measures
     (FAIR + ["--exact", "-m", "tvd", "--k", "0"], "option k configures tc, which is not among the measures"),
     (FAIR + ["--exact", "-m", "tvd", "--semantics", "bag"], "option semantics configures repair"),
-    (FAIR + ["--exact", "--semantics", "nope"], "semantics must be one of ci, bag, set"),
+    (FAIR + ["--exact", "-m", "repair", "--semantics", "nope"], "semantics must be one of ci, bag, set"),
+    (FAIR + ["--exact", "--semantics", "bag"], "option semantics configures repair, which is not among the measures (tvd, tc)"),
     (FAIR + ["--exact", "-m", "tc", "--cells", "bogus"], "cells must be one of domain, observed"),
     (FAIR + ["--exact", "-m", "tc", "--name-cells", "-1"], "name_cells must be an integer >= 0"),
     (FAIR + ["--epsilon", "1", "-m", "tc", "--cells", "observed", "--name-cells", "2"],
@@ -81,7 +82,7 @@ CASES = [
     (FAIR + ["--epsilon", "1", "-m", "tvd", "-m", "tc", "--split", "tvd=0.3", "--split", "tc=0.3"], "must sum to 1"),
     (FAIR + ["--epsilon", "1", "--split", "nope=1"], "budget split names"),
     (FAIR + ["--epsilon", "1", "-m", "tvd", "--split", "tvd=-1"], "fractions must be positive"),
-    (FAIR + ["--epsilon", "1", "--split", "tvd=0.5", "--split", "tc=0.5"], "but the measures are ['repair', 'tc', 'tvd']"),
+    (FAIR + ["--epsilon", "1", "--split", "tvd=1"], "but the measures are ['tc', 'tvd']"),
     (FAIR + ["--exact", "--split", "tvd=7"], "split shares ε between measures: it needs epsilon"),
     # -- fairness: criteria
     (["fairness", "{csv}", "--schema", "{schema}", "--exact"], "give at least one criterion"),

@@ -19,7 +19,7 @@ Examples
 --------
 >>> import dpaudit
 >>> frame, schema = census(2_000, dependence=0.5, seed=1)
->>> res = dpaudit.audit(frame, CENSUS_PRESET, schema=schema)
+>>> res = dpaudit.audit(frame, CENSUS_PRESET, schema=schema, exact=True)
 >>> res.n, len(res["tvd"].per_criterion)
 (2000, 4)
 """
