@@ -110,7 +110,8 @@ def run_paper_tc(frame: Any = None, schema: Schema | None = None, *, repeat: int
         return call
 
     def tc(data: Any, sch_: Schema, **kw: Any) -> Callable[[], Any]:
-        return lambda: dpaudit.audit(data, criteria, measures=("tc",), schema=sch_, k=k, cells="observed", **kw)
+        privacy = kw if "epsilon" in kw else {"exact": True, **kw}
+        return lambda: dpaudit.audit(data, criteria, measures=("tc",), schema=sch_, k=k, cells="observed", **privacy)
 
     base = "paper reference, encoded frame"
     fns = {base: quiet(lambda: reference.calculate(as_paper, k=k, epsilon=None)),
