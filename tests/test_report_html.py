@@ -62,7 +62,7 @@ def _doc(result):
 
 
 def _figures(page):
-    return re.findall(r'<figure data-figure="([^"]+)">\s*<svg', page)
+    return re.findall(r'<figure data-figure="([^"]+)"(?: class="wide")?>\s*(?:<div class="scroll">)?<svg', page)
 
 
 def _text(page):

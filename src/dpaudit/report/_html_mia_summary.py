@@ -59,7 +59,7 @@ def summary_section(report: MiaReport) -> str:
                      "only): otherwise pooled TPR and FPR would weight the records differently.")
     body += note("ε ≥ is a lower bound on the privacy loss from the realised rates with confidence; 0 means "
                  "this evaluation found no evidence of leakage, not that there is none.")
-    return section("Summary", body, anchor="summary", page_break=False)
+    return section("Summary", body, anchor="summary")
 
 
 def _old_summary_line(report: MiaReport, alpha: float, row: Any) -> str:

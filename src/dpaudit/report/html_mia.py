@@ -245,7 +245,7 @@ def _meanings(report: MiaReport) -> str:
     body = (f'<dl class="kv">{items}</dl>'
             "<p>As M grows the calibrated concatenations (PP) converge to the mean per-record TPR; the naive "
             "concatenation does not, because its single threshold gives every record its own FPR.</p>")
-    return section("What each rule estimates", body, anchor="rules", page_break=False)
+    return section("What each rule estimates", body, anchor="rules")
 
 
 def _spread(report: MiaReport) -> str:
@@ -302,7 +302,7 @@ def _diagnostics(report: MiaReport) -> str:
     other = {k: v for k, v in d.items() if k not in ("share_non_normal", "min_n_out", "auc_naive")}
     if other:
         body += key_values(sorted(other.items()))
-    return section("Gaussian-model diagnostics", body, anchor="diagnostics", page_break=False)
+    return section("Gaussian-model diagnostics", body, anchor="diagnostics")
 
 
 def _configuration(report: MiaReport) -> str:
@@ -335,4 +335,4 @@ def _configuration(report: MiaReport) -> str:
         ("target FPRs α", ", ".join(fmt(a) for a in report.alphas)),
     ]
     pairs += [(f"scores: {k}", v) for k, v in meta.items()]
-    return section("Configuration", key_values(pairs), anchor="configuration", page_break=False)
+    return section("Configuration", key_values(pairs), anchor="configuration")
