@@ -62,7 +62,7 @@ def answer_box(result: AuditResult) -> str:
         mark = " data-first-value" if i == 0 else ""
         value = f'<span class="value"{mark}>{esc(fmt(m.value))}</span>'
         if result.exact:
-            where = f"exact, sum over {over} (no noise)"
+            where = f"exact sum over {over}, no noise"
         else:
             low, high = m.release.interval
             where = f"95% noise interval [{esc(fmt(low))}, {esc(fmt(high))}], sum over {over}, ε = {esc(fmt(m.release.epsilon))}"

@@ -76,9 +76,11 @@ def _value_figure(result: AuditResult, m: MeasureResult) -> str:
     err = [[v - lo for v, lo in zip(values, lows)], [hi - v for v, hi in zip(values, highs)]]
     ax.errorbar(values, ys, xerr=err, fmt="o", color=colour, ecolor=colour, capsize=5, markersize=6,
                 label="value" + ("" if result.exact else " with its 95% noise interval"))
-    for v, y in zip(values, ys):
-        ax.annotate(fmt(v), (v, y), xytext=(0, 7), textcoords="offset points", ha="center", fontsize=9,
-                    color=colour)
+    right_end = max(0.0, *highs, top if math.isfinite(top) else 0.0)
+    for v, hi, y in zip(values, highs, ys):  # the value beside its interval, on the side with room
+        left = hi < 0.75 * right_end
+        ax.annotate(fmt(v), (hi if left else min(lows), y), xytext=(8 if left else -8, 0), textcoords="offset points",
+                    ha="left" if left else "right", va="center", fontsize=9, color=colour)
     points = [0.0, *lows, *highs]
     baseline = mi_baseline(m.details)
     if baseline and result.exact:
@@ -172,7 +174,7 @@ def _heatmap(cmap: CellMDMap, index: int, cells: str) -> str:
                   rotation_mode="anchor" if rotate and n_cols <= 8 else "default")
     ax.set_ylabel(row_axis, fontsize=_LABEL_PT + 1)
     ax.set_xlabel(col_axis, fontsize=_LABEL_PT + 1)
-    bar = fig.colorbar(mesh, ax=ax, label=("signed MD (share of n): + over-, − under-represented" if signed
+    bar = fig.colorbar(mesh, ax=ax, label=("MD, signed (+ over, − under)" if signed
                                            else "MD (share of n)"))
     bar.ax.tick_params(labelsize=_LABEL_PT)
     bar.ax.yaxis.label.set_size(_LABEL_PT)

@@ -202,7 +202,7 @@ def _values(result: AuditResult) -> str:
         body += ("<p>Only the sum over the criteria is released (one noisy draw per measure); per-criterion "
                  "values are not released in DP mode. The interval holds the true value with probability 0.95 "
                  "over the noise (value ± scale·ln 20).</p>" + f"<p>{esc(NEGATIVE_NOTE)}</p>")
-    return section("Released values", body, anchor="values")
+    return section("Exact values" if result.exact else "Released values", body, anchor="values")
 
 
 def _per_criterion(result: AuditResult) -> str:
