@@ -145,7 +145,8 @@ def note(text: str, kind: str = "", *, raw: bool = False) -> str:
 
 def section(title: str, body: str, *, anchor: str, cls: str = "") -> str:
     """One report section (no forced page break in print: a heading is kept with what follows it)."""
-    return f'<section class="{esc(cls)}" id="{esc(anchor)}"><h2>{esc(title)}</h2>{body}</section>'
+    attrs = f' class="{esc(cls)}"' if cls else ""
+    return f'<section{attrs} id="{esc(anchor)}"><h2>{esc(title)}</h2>{body}</section>'
 
 
 def keep(*parts: str) -> str:
