@@ -92,7 +92,7 @@ def _value_figure(result: AuditResult, m: MeasureResult) -> str:
     if math.isfinite(top):
         ax.axvline(top, color="#555555", linewidth=0.8, linestyle=":")
         ax.annotate(f"{top_label}: {fmt(top)}", (top, 1.0), xycoords=("data", "axes fraction"), xytext=(-3, -3),
-                    textcoords="offset points", ha="right", va="top", fontsize=8, color="#555555")
+                    textcoords="offset points", ha="right", va="top", fontsize=9, color="#555555")
         points.append(top)
     lo, hi = min(points), max(points)
     pad = (hi - lo) * 0.03 or max(abs(hi) * 0.1, 1e-6)
@@ -103,7 +103,7 @@ def _value_figure(result: AuditResult, m: MeasureResult) -> str:
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
     if len(ax.get_legend_handles_labels()[0]) > 1 or not result.exact:
-        fig.legend(loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+        fig.legend(loc="outside lower center", ncols=2, fontsize=9, frameon=False)
     whole = f", on its whole range 0 – {fmt(top)}" if math.isfinite(top) else ", from 0"
     if result.exact:
         caption = f"{m.title}: exact value per criterion and their sum (no noise, so no interval){whole}."
