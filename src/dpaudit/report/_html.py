@@ -54,7 +54,7 @@ figure svg { max-width: 100%; height: auto; }
 figure.wide svg { max-width: none; }
 .keep { break-inside: avoid; page-break-inside: avoid; }
 .answer { border: 2px solid var(--fg); border-radius: 6px; padding: 4px 16px 8px; margin: 16px 0; }
-.answer li { margin: 6px 0; }
+.answer ul { padding-left: 1.2em; } .answer li { margin: 6px 0; }
 .value { font-size: 1.25em; font-weight: 600; font-variant-numeric: tabular-nums; }
 .reading { color: var(--muted); }
 .note .reading { color: inherit; opacity: 0.85; }
