@@ -8,12 +8,19 @@ missing or drawn with zero size, horizontal overflow at 1280 px, and (print emul
 that disappears. The pages are also read with JavaScript disabled, and the checker is shown to catch
 a removed figure, a changed number, an external request and an overflow by tampering with a page.
 
+Issue 26's layout is asserted on every page kind: the first released value (``data-first-value``)
+is visible on the first 1280 × 900 screen; printed on A4 (``page.pdf``) a page takes at most
+:data:`PRINT_PAGES` sheets (measured, see the table there); at a 400 px viewport nothing widens the
+page (``document.documentElement.scrollWidth ≤ 400``); every label of a heat map is drawn at 11 px
+or more, at 1280 px and at 400 px (the heat maps scroll inside their box rather than shrink).
+
 Chromium: Debian's ``chromium`` (``shutil.which("chromium")``) with the flags of :data:`CHROMIUM_FLAGS`
 and a fresh empty profile (Playwright gives every launch a new temporary ``--user-data-dir``);
 never a browser downloaded by Playwright. Locally the tests skip when chromium or playwright is
 missing (Playwright is the ``browser`` extra, not in the ``test`` extra: 0.17 GB); in CI (``CI`` set) they fail. ``DPAUDIT_WRITE_SCREENSHOTS=1`` writes the README's
-screenshots, ``docs/img/report_fairness.png`` and ``docs/img/report_mia.png``. Render and load times
-are printed (``pytest -s``).
+screenshots, ``docs/img/report_fairness.png`` (the README's main job at ε = 1 with the default
+measures U_MI^TVD and U_TC) and ``docs/img/report_mia.png``. Render and load times, the print page
+counts and the first value's position are printed (``pytest -s``).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,8 +51,14 @@ SCREENSHOTS = {"fairness": ROOT / "docs" / "img" / "report_fairness.png",
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 900}
-SCREENSHOT_MAX_HEIGHT = 2000
+SCREENSHOT_MAX_HEIGHT = 900  # the first screen: what a reader sees before scrolling
 MIA_RECORDS = 1000  # N of the simulated M = 256 run
+NARROW = {"width": 400, "height": 800}  # a phone held upright
+MIN_LABEL_PX = 11.0  # the smallest heat-map label, in CSS px
+#: The most A4 sheets each page kind may print on (Chromium's print to PDF, 14 mm margins). Measured on
+#: issue 26's layout: Adult ε = 1 with three measures 4 (before: 7, three nearly empty), exact 6 (9),
+#: the README's ε = 1 page with U_MI^TVD and U_TC 3, MIA M = 256 6 (8).
+PRINT_PAGES = {"dp": 4, "exact": 6, "readme": 3, "mia": 6}
 
 #: Render and load times, printed at the end of the module (``pytest -s``) for the closing note.
 TIMINGS: dict[str, str] = {}
@@ -286,10 +300,15 @@ def _fairness_page(kind: str, adult: tuple[Any, Any, tuple[str, ...]], html_dir:
     from dpaudit.report.html import render_audit
 
     frame, schema, criteria = adult
-    # "readme": the README's main job (ε = 1, fresh noise), for the screenshot; "dp" is seeded to be reproducible
-    eps, seed = {"exact": (None, None), "dp": (1.0, 7), "readme": (1.0, None)}[kind]
-    res = dpaudit.audit(frame, criteria, measures=("tvd", "tc", "repair"), epsilon=eps, exact=eps is None, schema=schema, seed=seed)
-    label = f"render_audit() {kind} (Adult, {len(criteria)} criteria × 3 measures)"
+    # "readme": the README's main job (ε = 1, fresh noise, the default measures U_MI^TVD and U_TC), for the
+    # screenshot; "dp" (seeded, to be reproducible) and "exact" add U_R
+    measures = ("tvd", "tc") if kind == "readme" else ("tvd", "tc", "repair")
+    if kind == "exact":
+        res = dpaudit.audit(frame, criteria, measures=measures, exact=True, schema=schema)
+    else:
+        res = dpaudit.audit(frame, criteria, measures=measures, epsilon=1.0, schema=schema,
+                            seed=7 if kind == "dp" else None)
+    label = f"render_audit() {kind} (Adult, {len(criteria)} criteria × {len(measures)} measures)"
     html = _timed_render(label, lambda: render_audit(res))
     doc = json.loads(render_json(res))
     return Page(kind, _write(html_dir, kind, html), html, doc, Expected(fairness_numbers(doc), fairness_figures(doc)))
@@ -371,20 +390,15 @@ def test_page_reads_the_same_without_javascript(browser: Any, page_of: Callable[
 
 @pytest.mark.parametrize("kind", ["fairness", "mia"])
 def test_screenshot(browser: Any, page_of: Callable[[str], Page], kind: str) -> None:
-    """A full-page PNG (the first 2,000 px) that is not blank; written for the README when
+    """A PNG of the first screen (1280 × 900) that is not blank; written for the README when
     ``DPAUDIT_WRITE_SCREENSHOTS=1``. The fairness page is the README's main job: Adult, its four
-    criteria, ε = 1 (with the three measures)."""
+    criteria, ε = 1, the default measures U_MI^TVD and U_TC."""
     from PIL import Image
 
     p = page_of("readme" if kind == "fairness" else "mia")
-    ctx = browser.new_context(viewport=VIEWPORT)
-    try:
-        pg = ctx.new_page()
-        pg.goto(p.path.as_uri(), wait_until="load")
+    with opened(browser, p.path, VIEWPORT) as pg:
         height = min(pg.evaluate("document.documentElement.scrollHeight"), SCREENSHOT_MAX_HEIGHT)
         png = pg.screenshot(full_page=True, clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height})
-    finally:
-        ctx.close()
     img = Image.open(io.BytesIO(png)).convert("L")
     assert img.size == (VIEWPORT["width"], height)
     hist = img.histogram()
@@ -397,6 +411,77 @@ def test_screenshot(browser: Any, page_of: Callable[[str], Page], kind: str) -> 
         # 256 colours: text and flat figures lose nothing visible, the file shrinks three- to fourfold
         Image.open(io.BytesIO(png)).convert("RGB").quantize(256).save(out, optimize=True)
         TIMINGS[f"screenshot {kind}"] = f"{out.relative_to(ROOT)}, {out.stat().st_size / 1024:.0f} KiB"
+
+
+# --- issue 26: the answer first, print, a narrow screen, readable heat maps ----------------------
+
+LAYOUT_KINDS = ["exact", "dp", "readme", "mia"]
+
+_LABELS_JS = """() => [...document.querySelectorAll('figure[data-figure^="md-map"] svg text')].map(t => {
+  const m = t.getScreenCTM();
+  return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+})"""
+
+
+@contextmanager
+def opened(browser: Any, path: Path, viewport: dict[str, int]) -> Iterator[Any]:
+    """The page at ``path`` loaded in a fresh context of ``viewport``; the context closed after."""
+    ctx = browser.new_context(viewport=viewport)
+    try:
+        pg = ctx.new_page()
+        pg.goto(path.as_uri(), wait_until="load")
+        yield pg
+    finally:
+        ctx.close()
+
+
+def _first_value(doc: dict[str, Any]) -> str:
+    """The page's first value as the JSON holds it: the first measure's, or the first verdict's TPR."""
+    if "measures" in doc:
+        return fmt(next(iter(doc["measures"].values()))["value"])
+    return fmt(next(row["verdict"]["tpr"] for row in doc["results"] if row["verdict"]["tpr"] is not None))
+
+
+@pytest.mark.parametrize("kind", LAYOUT_KINDS)
+def test_the_first_value_is_on_the_first_screen(browser: Any, page_of: Callable[[str], Page], kind: str) -> None:
+    """The first released value (``data-first-value``) is visible within the first 1280 × 900 screen."""
+    p = page_of(kind)
+    with opened(browser, p.path, VIEWPORT) as pg:
+        first = pg.locator("[data-first-value]")
+        assert first.count() == 1 and first.is_visible()
+        box = first.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= VIEWPORT["height"], box
+        assert shows(first.inner_text(), _first_value(p.doc)), first.inner_text()
+    TIMINGS[f"first value of {kind}"] = f"{box['y']:.0f}–{box['y'] + box['height']:.0f} px from the top"
+
+
+@pytest.mark.parametrize("kind", LAYOUT_KINDS)
+def test_print_fits_its_page_count(browser: Any, page_of: Callable[[str], Page], kind: str) -> None:
+    """Printed on A4 (Chromium's PDF), at most :data:`PRINT_PAGES` sheets: no section forces a page break."""
+    with opened(browser, page_of(kind).path, VIEWPORT) as pg:
+        pdf = pg.pdf(format="A4")
+    pages = len(re.findall(rb"/Type\s*/Page(?![s\w])", pdf))
+    TIMINGS[f"print {kind}"] = f"{pages} A4 pages"
+    assert 1 <= pages <= PRINT_PAGES[kind]
+
+
+@pytest.mark.parametrize("kind", LAYOUT_KINDS)
+def test_no_horizontal_overflow_at_400_px(browser: Any, page_of: Callable[[str], Page], kind: str) -> None:
+    """At a 400 px viewport nothing widens the page: wide tables and heat maps scroll in their own box."""
+    with opened(browser, page_of(kind).path, NARROW) as pg:
+        box = pg.evaluate(_OVERFLOW_JS)
+    assert box["doc"] <= NARROW["width"], box["culprits"]
+    assert box["body"] <= box["bodyClient"], box["culprits"]
+
+
+@pytest.mark.parametrize("viewport", [VIEWPORT, NARROW], ids=["1280px", "400px"])
+def test_heat_map_labels_are_readable(browser: Any, exact_page: Page, viewport: dict[str, int]) -> None:
+    """Every text of every heat map (ticks, cell values, colour bar) is drawn at 11 CSS px or more."""
+    with opened(browser, exact_page.path, viewport) as pg:
+        sizes = pg.evaluate(_LABELS_JS)
+    assert sizes, "no heat-map text found"
+    TIMINGS[f"heat-map labels at {viewport['width']} px"] = f"{min(sizes):.1f}–{max(sizes):.1f} px"
+    assert min(sizes) >= MIN_LABEL_PX
 
 
 # --- the checker catches what it must -----------------------------------------------------------

@@ -35,6 +35,7 @@ def value(name, opts, table):
 @given(table=tables)
 def test_range(name, opts, table):
     assert 0.0 <= value(name, opts, table) <= MEASURES[name].upper
+    assert value(name, opts, table) <= MEASURES[name].maximum(int(table.sum())) + 1e-9  # the reports' stated range
 
 
 @pytest.mark.parametrize("name, opts", GRID, ids=IDS)

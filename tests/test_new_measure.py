@@ -163,7 +163,7 @@ def test_json_round_trip_and_every_renderer(gap):
 
     page = render_audit(back)
     assert page == render_audit(res)
-    assert '<section class="page" id="details-gap"><h2>U_GAP details</h2>' in page
+    assert '<section id="details-gap"><h2>U_GAP details</h2>' in page
     assert "<td>spread</td><td>20; 15, 5</td>" in page
     assert MEANING["gap"] in page and UNITS["gap"] in page  # its sentence, and its figure's axis label
     assert 'id="cells"' in page and 'id="repair"' in page  # the built-in measures' sections are still there

@@ -62,7 +62,7 @@ def _doc(result):
 
 
 def _figures(page):
-    return re.findall(r'<figure data-figure="([^"]+)">\s*<svg', page)
+    return re.findall(r'<figure data-figure="([^"]+)"(?: class="wide")?>\s*(?:<div class="scroll">)?<svg', page)
 
 
 def _text(page):
@@ -106,7 +106,7 @@ def test_exact_page_warns_and_has_every_figure(exact_page):
                                     "md-map-1", "md-map-2", "md-map-3", "md-map-4"]
     assert "MI (nats)" in exact_page and esc(NEGATIVE_NOTE) not in exact_page
     # labelled axes with units, and the MI baseline drawn beside U_MI^TVD
-    assert "U_R (rows deleted + inserted)" in exact_page and "MD (share of n)" in exact_page
+    assert "U_R (rows deleted + inserted)" in exact_page and "MD, signed (+ over, − under)" in exact_page
     assert "I(P;O|A) in nats" in exact_page
     # MD of the conditional criterion: 99 blocks of hours-per-week, all drawn (4 rows × 99 columns)
     assert ">hours-per-week (block a)<" in exact_page and "Showing the" not in exact_page

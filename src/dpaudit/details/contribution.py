@@ -81,7 +81,10 @@ class CellMDMap:
     ``blocks``, ``protected`` and ``outcome`` label the three axes of ``md`` (the values of the
     admissible, protected and outcome columns; ``blocks`` is ``({},)`` without A). ``md`` is None
     when the criterion has more than :data:`~dpaudit.measures.contribution.MAX_MAP_CELLS` cells
-    (``cells`` says how many): such a map is too large to store or to read.
+    (``cells`` says how many): such a map is too large to store or to read. ``sign`` (same shape) is
+    the sign of each cell's deviation ``Pr(p,o|a) − Pr(p|a)·Pr(o|a)``: 1 over-represented (more rows
+    than independence predicts), −1 under-represented, 0 neither; None in documents saved before it
+    existed (their heat maps are drawn unsigned).
     """
 
     criterion: str
@@ -90,12 +93,16 @@ class CellMDMap:
     outcome: tuple[Labels, ...]
     md: tuple[tuple[tuple[Annotated[float, Num(low=0)], ...], ...], ...] | None
     cells: Annotated[int, Whole()]
+    sign: tuple[tuple[tuple[Annotated[int, Whole(minimum=-1, maximum=1)], ...], ...], ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         md = None if self.md is None else [[list(row) for row in block] for block in self.md]
-        return {"criterion": self.criterion, "blocks": [dict(b) for b in self.blocks],
-                "protected": [dict(p) for p in self.protected], "outcome": [dict(o) for o in self.outcome],
-                "md": md, "cells": self.cells}
+        out: dict[str, Any] = {"criterion": self.criterion, "blocks": [dict(b) for b in self.blocks],
+                               "protected": [dict(p) for p in self.protected],
+                               "outcome": [dict(o) for o in self.outcome], "md": md, "cells": self.cells}
+        if self.sign is not None:
+            out["sign"] = [[list(row) for row in block] for block in self.sign]
+        return out
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> CellMDMap:
@@ -107,16 +114,20 @@ class CellMDMap:
         if md is not None and (len(md) != len(axes[0]) or not all(axes)):
             d.fail("md", f"must be one {len(axes[1])} × {len(axes[2])} table of MD values per block ({len(axes[0])}), "
                          "with at least one block, protected and outcome value")
+        sign = d.many("sign", _md_block, optional=True, shape=tuple(map(len, axes[1:])), low=-1, high=1)
+        if sign is not None and (md is None or len(sign) != len(md)):
+            d.fail("sign", "must have the shape of md")
         return cls(**found)
 
 
-def _md_block(path: str, value: Any, shape: tuple[int, int]) -> tuple[tuple[float, ...], ...]:
-    """One block of an MD map: ``shape`` (protected × outcome) MD values, each ≥ 0."""
-    return items(path, value, _md_row, length=shape[0], n=shape[1])
+def _md_block(path: str, value: Any, shape: tuple[int, int], low: float = 0,
+              high: float | None = None) -> tuple[tuple[float, ...], ...]:
+    """One block of an MD map: ``shape`` (protected × outcome) MD values, each ≥ 0 (signs: in [−1, 1])."""
+    return items(path, value, _md_row, length=shape[0], n=shape[1], low=low, high=high)
 
 
-def _md_row(path: str, value: Any, n: int) -> tuple[float, ...]:
-    return items(path, value, number, length=n, low=0)
+def _md_row(path: str, value: Any, n: int, low: float, high: float | None) -> tuple[float, ...]:
+    return items(path, value, number, length=n, low=low, high=high)
 
 
 class _CellList(Details):

@@ -140,6 +140,18 @@ class Measure:
         """Whether the value is 0 on every independent table."""
         return True
 
+    # -- the reports' one-line reading of a value ------------------------------------------------------
+    @classmethod
+    def maximum(cls, n: int) -> float:
+        """The largest value of one criterion on n rows, as the reports state the range: ``upper``
+        (a measure whose ``upper`` is infinite bounds it by n instead)."""
+        return cls.upper
+
+    @classmethod
+    def zero_means(cls, options: Mapping[str, Any]) -> str:
+        """What a value of 0 says, for a result computed with ``options`` ("": nothing to say)."""
+        return "the criterion holds exactly" if cls.zero_iff_independent else ""
+
     # -- reading saved results, and the self-check ----------------------------------------------------
     @classmethod
     def details_from_dict(cls, doc: Mapping[str, Any]) -> MeasureDetails | None:

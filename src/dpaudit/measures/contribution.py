@@ -215,7 +215,8 @@ def cell_md_maps(tables: Sequence[Any], *, cells: CellMode = DEFAULT_CELLS) -> t
         if size > MAX_MAP_CELLS:
             maps.append(CellMDMap(str(t.criterion), (), (), (), None, size))
             continue
-        md = marginal_differences(t.counts, cells=cells)
+        md, signed = _md_and_deviation(as_blocks(t.counts), cells)
+        sign = np.where(md > 0, np.sign(signed), 0.0).astype(int)
         maps.append(CellMDMap(
             str(t.criterion),
             tuple(t.cell_labels(b, 0, 0)["admissible"] for b in range(blocks)),
@@ -223,6 +224,7 @@ def cell_md_maps(tables: Sequence[Any], *, cells: CellMode = DEFAULT_CELLS) -> t
             tuple(t.cell_labels(0, 0, o)["outcome"] for o in range(n_o)),
             tuple(tuple(tuple(float(v) for v in row) for row in block) for block in md),
             size,
+            tuple(tuple(tuple(int(v) for v in row) for row in block) for block in sign),
         ))
     return tuple(maps)
 

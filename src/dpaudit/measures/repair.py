@@ -56,7 +56,7 @@ from __future__ import annotations
 import functools
 import math
 import time  # the progress line's seconds only: no result depends on the clock
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,6 +210,21 @@ class Repair(Measure):
         undisclosed="<p>What the repair changes per block is not released in DP mode: it is made of exact counts. "
                     "Only U_R's noisy total is released (above: {value} rows). The curator sees the per-block "
                     "repair with --exact.</p>")
+
+    @classmethod
+    def maximum(cls, n: int) -> float:
+        """n rows per criterion, under every semantics: keeping each block's largest protected group and
+        deleting the block's other rows is a repair (one group: P ⊥ O | A holds, bag's kept groups agree,
+        set's pairs form a product) costing n_a − max_p n_ap ≤ n_a; summed over the blocks, at most n."""
+        return float(n)
+
+    @classmethod
+    def zero_means(cls, options: Mapping[str, Any]) -> str:
+        """ci: the criterion holds exactly; bag and set: their own repair constraint holds (spec §2.3)."""
+        return {"ci": "the criterion holds exactly",
+                "bag": "every kept protected group already has the same outcome counts in each block",
+                "set": "each block's distinct (p, o) pairs already form a product"}.get(
+            str(options.get("semantics", DEFAULT_SEMANTICS)), "")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", _check_semantics(self.semantics))

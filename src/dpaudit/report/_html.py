@@ -2,12 +2,15 @@
 
 A page is one HTML file with everything inline: the stylesheet (screen and print), the figures as
 inline SVG drawn by matplotlib, no script, no font, no image, no link to any other host. It reads
-the same without JavaScript, prints one section per A4 page (``@media print``) and stays readable
-at 1280 px. Everything here is a pure function from values to strings: the page modules decide
+the same without JavaScript, prints on A4 without forced page breaks (``@media print``: a heading
+stays with what follows it, a figure with its caption, no section starts a near-empty page) and
+stays readable from 1280 px down to a 400 px phone (tables and wide figures scroll inside their own
+box; nothing widens the page). Everything here is a pure function from values to strings: the page modules decide
 what to show, these helpers only how.
 
 Colours: the Okabe–Ito palette (distinguishable with the common colour-vision deficiencies),
-:data:`PALETTE`; heat maps use matplotlib's perceptually uniform ``cividis``.
+:data:`PALETTE`; signed heat maps use matplotlib's diverging ``PuOr`` (orange over-, purple under-represented,
+white at 0), unsigned ones the perceptually uniform ``cividis``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["PALETTE", "CSS", "esc", "fmt", "page", "section", "table", "figure_svg", "note", "key_values",
+__all__ = ["PALETTE", "CSS", "esc", "fmt", "page", "section", "keep", "table", "figure_svg", "note", "key_values",
            "new_figure", "fragment", "scoped_css"]
 
 #: Okabe & Ito (2008), "Color Universal Design": black, orange, sky blue, bluish green, yellow, blue,
@@ -31,7 +34,7 @@ CSS = """
         --warn-bg: #fff4e0; --ok-bg: #eef6ee; }
 * { box-sizing: border-box; }
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       color: var(--fg); max-width: 1200px; margin: 0 auto; padding: 24px 32px; }
+       color: var(--fg); max-width: 1200px; margin: 0 auto; padding: 24px 32px; overflow-wrap: break-word; }
 h1 { font-size: 1.6em; margin: 0 0 4px; }
 h2 { font-size: 1.25em; border-bottom: 2px solid var(--fg); padding-bottom: 4px; margin-top: 36px; }
 h3 { font-size: 1.05em; margin: 22px 0 6px; }
@@ -40,24 +43,39 @@ table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tab
 th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left; vertical-align: top; }
 th { background: var(--bg-alt); font-weight: 600; }
 td.num, th.num { text-align: right; white-space: nowrap; }
-dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0 16px; }
+dl.kv { display: grid; grid-template-columns: minmax(0, max-content) minmax(0, 1fr); gap: 2px 16px;
+         margin: 8px 0 16px; }
 dl.kv dt { font-weight: 600; } dl.kv dd { margin: 0; }
 .note { border-left: 4px solid var(--line); background: var(--bg-alt); padding: 8px 12px; margin: 10px 0; }
 .note.warn { border-color: var(--warn); background: var(--warn-bg); color: var(--warn); }
 .note.ok { border-color: #2e7d32; background: var(--ok-bg); }
 figure { margin: 10px 0 18px; page-break-inside: avoid; break-inside: avoid; }
 figure svg { max-width: 100%; height: auto; }
+figure.wide svg { max-width: none; }
+.keep { break-inside: avoid; page-break-inside: avoid; }
+.answer { border: 2px solid var(--fg); border-radius: 6px; padding: 4px 16px 8px; margin: 16px 0; }
+.answer ul { padding-left: 1.2em; } .answer li { margin: 6px 0; }
+.value { font-size: 1.25em; font-weight: 600; font-variant-numeric: tabular-nums; }
+.reading { color: var(--muted); }
+.note .reading { color: inherit; opacity: 0.85; }
+code { overflow-wrap: anywhere; }
 figcaption { color: var(--muted); font-size: 0.9em; }
 .scroll { overflow-x: auto; }
 footer { margin-top: 40px; color: var(--muted); font-size: 0.85em; border-top: 1px solid var(--line); padding-top: 8px; }
+@media (max-width: 600px) {
+  body { padding: 12px; font-size: 14px; }
+  dl.kv { grid-template-columns: minmax(0, 1fr); } dl.kv dd { margin-bottom: 6px; }
+  th, td { padding: 3px 6px; }
+}
 @media print {
   @page { size: A4; margin: 14mm; }
-  body { font-size: 10.5pt; max-width: none; padding: 0; }
-  section.page { break-before: page; page-break-before: always; }
-  section.page:first-of-type { break-before: auto; page-break-before: auto; }
-  h2 { margin-top: 0; }
+  body { font-size: 10pt; max-width: none; padding: 0; }
+  h2 { margin-top: 18px; }
+  h2, h3 { break-after: avoid; page-break-after: avoid; }
   .scroll { overflow: visible; }
+  figure.wide svg { max-width: 100%; }
   table { page-break-inside: auto; } tr { page-break-inside: avoid; }
+  .answer, .note, dl.kv { break-inside: avoid; page-break-inside: avoid; }
 }
 """
 
@@ -125,10 +143,15 @@ def note(text: str, kind: str = "", *, raw: bool = False) -> str:
     return f'<p class="note {esc(kind)}">{text if raw else esc(text)}</p>'
 
 
-def section(title: str, body: str, *, anchor: str, page_break: bool = True) -> str:
-    """One report section; printed on its own page when ``page_break``."""
-    cls = "page" if page_break else ""
-    return f'<section class="{cls}" id="{esc(anchor)}"><h2>{esc(title)}</h2>{body}</section>'
+def section(title: str, body: str, *, anchor: str, cls: str = "") -> str:
+    """One report section (no forced page break in print: a heading is kept with what follows it)."""
+    attrs = f' class="{esc(cls)}"' if cls else ""
+    return f'<section{attrs} id="{esc(anchor)}"><h2>{esc(title)}</h2>{body}</section>'
+
+
+def keep(*parts: str) -> str:
+    """``parts`` (a heading, its sentence, its figure) kept together on one printed page."""
+    return '<div class="keep">' + "".join(parts) + "</div>"
 
 
 def new_figure(width: float = 7.0, height: float = 3.6) -> tuple[Any, Any]:
@@ -139,7 +162,7 @@ def new_figure(width: float = 7.0, height: float = 3.6) -> tuple[Any, Any]:
     return fig, fig.add_subplot()
 
 
-def figure_svg(fig: Any, *, caption: str, label: str) -> str:
+def figure_svg(fig: Any, *, caption: str, label: str, wide: bool = False) -> str:
     """``fig`` as an inline ``<svg>`` inside a ``<figure>`` with a caption; ``label`` (the figure's
     ``aria-label`` and ``data-figure`` name) lets readers and tests find it.
 
@@ -147,7 +170,8 @@ def figure_svg(fig: Any, *, caption: str, label: str) -> str:
     the SVG carries no date or random id (``svg.hashsalt``, ``Date: None``): the same result renders
     to the same bytes. matplotlib's RDF ``<metadata>`` block (which names web addresses) is dropped,
     and every ``id`` (with the references to it) is prefixed by ``label``, so several figures on one
-    page never share an id.
+    page never share an id. A ``wide`` figure keeps its own width (its labels their size) and
+    scrolls sideways inside its box on a narrow screen; printed, it shrinks to the page.
     """
     import matplotlib
 
@@ -160,6 +184,9 @@ def figure_svg(fig: Any, *, caption: str, label: str) -> str:
     prefix = re.sub(r"[^A-Za-z0-9_-]", "-", label) + "-"
     svg = re.sub(r'(\sid="|xlink:href="#|url\(#)', lambda m: m.group(1) + prefix, svg)
     svg = svg.replace("<svg ", f'<svg role="img" aria-label="{esc(caption)}" ', 1)
+    if wide:
+        return (f'<figure data-figure="{esc(label)}" class="wide"><div class="scroll">{svg}</div>'
+                f"<figcaption>{esc(caption)}</figcaption></figure>")
     return f'<figure data-figure="{esc(label)}">{svg}<figcaption>{esc(caption)}</figcaption></figure>'
 
 

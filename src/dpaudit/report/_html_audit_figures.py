@@ -48,62 +48,86 @@ UNITS = MeasureText("unit")
 
 _MAP_ROWS, _MAP_COLS = 40, 100  # heat map: the most rows and columns drawn (largest total MD kept)
 _ANNOTATE = 48  # heat map: cells up to which every MD is written in its cell
+_LABEL_PT = 9  # heat map: labels and annotations, in points (12 CSS px at the figure's own width)
 
 
 def _value_figure(result: AuditResult, m: MeasureResult) -> str:
-    """A dot per criterion (exact) or for the released sum (DP) with its 95% noise interval."""
+    """A dot per criterion (exact) or for the released sum (DP) with its 95% noise interval, on the
+    measure's whole range: the axis runs from 0 (or the lowest noisy value) to the largest value the
+    measure can take (per criterion in exact mode, for the criteria's sum in DP mode), marked by a
+    dotted line, so that a value and its noise read against what is possible, not zoomed to the interval.
+    A measure without a known maximum is drawn from 0 to its largest value."""
+    from dpaudit.report._html_answer import maximum
+
+    n_crit = len(result.criteria)
     if result.exact and m.per_criterion is not None:
         labels = [str(c) for c in result.criteria] + ["sum over the criteria"]
         values = list(m.per_criterion) + [m.value]
         lows, highs = values, values
+        top, top_label = maximum(result, m), "maximum per criterion"
     else:
-        labels = [f"sum over the {len(result.criteria)} criteri{'on' if len(result.criteria) == 1 else 'a'}"]
+        labels = [f"sum over the {n_crit} criteri{'on' if n_crit == 1 else 'a'}"]
         values, lows, highs = [m.value], [m.release.interval[0]], [m.release.interval[1]]
-    height = 1.4 + 0.42 * len(labels)
+        top, top_label = maximum(result, m) * n_crit, f"maximum for {n_crit} criteri{'on' if n_crit == 1 else 'a'}"
+    height = 1.5 + 0.42 * len(labels)
     fig, ax = new_figure(7.0, height)
     ys = list(range(len(labels)))[::-1]
     colour = PALETTE[5]
     err = [[v - lo for v, lo in zip(values, lows)], [hi - v for v, hi in zip(values, highs)]]
     ax.errorbar(values, ys, xerr=err, fmt="o", color=colour, ecolor=colour, capsize=5, markersize=6,
-                label="released value" + ("" if result.exact else " with its 95% noise interval"))
-    points = [*lows, *highs]
+                label="value" + ("" if result.exact else " with its 95% noise interval"))
+    right_end = max(0.0, *highs, top if math.isfinite(top) else 0.0)
+    for v, hi, y in zip(values, highs, ys):  # the value beside its interval, on the side with room
+        left = hi < 0.75 * right_end
+        ax.annotate(fmt(v), (hi if left else min(lows), y), xytext=(8 if left else -8, 0), textcoords="offset points",
+                    ha="left" if left else "right", va="center", fontsize=9, color=colour)
+    points = [0.0, *lows, *highs]
     baseline = mi_baseline(m.details)
     if baseline and result.exact:
         nats = [b.mi_nats for b in baseline]
         ax.scatter(nats, ys[:len(nats)], marker="D", facecolors="none", edgecolors=PALETTE[6], zorder=3,
                    label="I(P;O|A) in nats (Pinsker: U_MI^TVD ≤ I)")
         points += nats
+    ax.axvline(0.0, color="#555555", linewidth=0.8, linestyle="--")
+    if math.isfinite(top):
+        ax.axvline(top, color="#555555", linewidth=0.8, linestyle=":")
+        ax.annotate(f"{top_label}: {fmt(top)}", (top, 1.0), xycoords=("data", "axes fraction"), xytext=(-3, -3),
+                    textcoords="offset points", ha="right", va="top", fontsize=9, color="#555555")
+        points.append(top)
     lo, hi = min(points), max(points)
-    if lo <= 0 or lo < 0.3 * hi:  # zero is in view unless it would squash the interval
-        lo = min(lo, 0.0)
-        ax.axvline(0.0, color="#555555", linewidth=0.8, linestyle="--")
-    pad = (hi - lo) * 0.08 or max(abs(hi) * 0.1, 1e-6)
+    pad = (hi - lo) * 0.03 or max(abs(hi) * 0.1, 1e-6)
     ax.set_xlim(lo - pad, hi + pad)
-    ax.set_ylim(-0.7, len(labels) - 0.3)
+    ax.set_ylim(-0.7, len(labels) - 0.1)
     ax.set_yticks(ys, labels)
     ax.set_xlabel(UNITS.get(m.name, m.title))
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
     if len(ax.get_legend_handles_labels()[0]) > 1 or not result.exact:
-        fig.legend(loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+        fig.legend(loc="outside lower center", ncols=2, fontsize=9, frameon=False)
+    whole = f", on its whole range 0 – {fmt(top)}" if math.isfinite(top) else ", from 0"
     if result.exact:
-        caption = f"{m.title}: exact value per criterion and their sum (no noise, so no interval)."
+        caption = f"{m.title}: exact value per criterion and their sum (no noise, so no interval){whole}."
     else:
         caption = (f"{m.title}: released value {fmt(m.value)} (dot) with its 95% noise interval "
-                   f"[{fmt(m.release.interval[0])}, {fmt(m.release.interval[1])}] (bar), ε = {fmt(m.release.epsilon)}.")
+                   f"[{fmt(m.release.interval[0])}, {fmt(m.release.interval[1])}] (bar), ε = {fmt(m.release.epsilon)}"
+                   f"{whole}.")
     return figure_svg(fig, caption=caption, label=f"values-{m.name}")
 
 
 def _heatmap(cmap: CellMDMap, index: int, cells: str) -> str:
-    """MD(a,p,o) of one criterion as a heat map: P × O for one block, (p, o) pairs × blocks otherwise;
-    the longer axis runs across, and at most 40 × 100 rows/columns (those with the largest MD) are drawn."""
+    """MD(a,p,o) of one criterion as a heat map, signed (over-represented cells positive, under-represented
+    negative, a diverging scale centred at 0; unsigned for documents saved without signs): P × O for one
+    block, (p, o) pairs × blocks otherwise; the longer axis runs across, and at most 40 × 100 rows/columns
+    (those with the largest total MD) are drawn. Labels are 9 pt: 12 px at the figure's own width, which
+    the page keeps (the figure scrolls sideways on a narrow screen rather than shrink its labels)."""
     import numpy as np
 
     label = f"md-map-{index}"
     if cmap.md is None:
         return note(f"{cmap.criterion}: {fmt(cmap.cells)} cells, too many for a heat map; the top cells above "
                     "name the ones that matter.")
-    md = np.asarray(cmap.md, dtype=float)
+    signed = cmap.sign is not None
+    md = np.asarray(cmap.md, dtype=float) * (np.asarray(cmap.sign, dtype=float) if signed else 1.0)
     blocks, n_p, n_o = md.shape
     if blocks == 1:
         grid = md[0]
@@ -119,8 +143,8 @@ def _heatmap(cmap: CellMDMap, index: int, cells: str) -> str:
     if grid.shape[0] > grid.shape[1]:  # the longer axis across the page
         grid, row_names, col_names, row_axis, col_axis = grid.T, col_names, row_names, col_axis, row_axis
     shown = ""
-    rows_kept = _largest(grid.sum(axis=1), _MAP_ROWS)
-    cols_kept = _largest(grid.sum(axis=0), _MAP_COLS)
+    rows_kept = _largest(np.abs(grid).sum(axis=1), _MAP_ROWS)
+    cols_kept = _largest(np.abs(grid).sum(axis=0), _MAP_COLS)
     if len(rows_kept) < grid.shape[0] or len(cols_kept) < grid.shape[1]:
         shown = (f" Showing the {len(rows_kept)} of {grid.shape[0]} rows and {len(cols_kept)} of {grid.shape[1]} "
                  "columns with the largest total MD.")
@@ -129,26 +153,31 @@ def _heatmap(cmap: CellMDMap, index: int, cells: str) -> str:
     col_names = [col_names[j] for j in cols_kept]
     n_rows, n_cols = grid.shape
     annotate = grid.size <= _ANNOTATE and n_cols <= 8
-    width = min(7.5, max(4.5, 2.8 + (0.75 if annotate else 0.42) * n_cols))
+    width = min(9.0, max(5.0, 3.2 + (0.85 if annotate else 0.16 * _LABEL_PT) * n_cols))
     longest = max(map(len, col_names), default=0)
     rotate = n_cols > 8 or longest > 10
-    height = min(9.0, max(2.4, 1.3 + 0.3 * n_rows + (0.06 * min(longest, 24) if rotate else 0)))
+    height = min(12.0, max(2.6, 1.4 + 0.04 * _LABEL_PT * n_rows + (0.075 * min(longest, 24) if rotate else 0)))
     fig, ax = new_figure(width, height)
-    vmax = float(grid.max()) if grid.size and grid.max() > 0 else 1.0
+    vmax = float(np.abs(grid).max()) if grid.size and np.abs(grid).max() > 0 else 1.0
     from matplotlib import colormaps
 
-    steps = colormaps["cividis"].resampled(32)  # 32 shades: as readable, and a colour bar of 32 vector patches
-    mesh = ax.pcolormesh(grid, cmap=steps, vmin=0.0, vmax=vmax, edgecolors="white", linewidth=0.4)
+    # 32 shades: as readable, and a colour bar of 32 vector patches; diverging (orange over, purple under)
+    steps = colormaps["PuOr_r" if signed else "cividis"].resampled(32)
+    mesh = ax.pcolormesh(grid, cmap=steps, vmin=-vmax if signed else 0.0, vmax=vmax, edgecolors="white",
+                         linewidth=0.4)
     ax.invert_yaxis()
     step_r = max(1, math.ceil(n_rows / 40))
     step_c = max(1, math.ceil(n_cols / 30))
-    ax.set_yticks([i + 0.5 for i in range(0, n_rows, step_r)], row_names[::step_r], fontsize=8)
-    ax.set_xticks([j + 0.5 for j in range(0, n_cols, step_c)], col_names[::step_c], fontsize=8,
+    ax.set_yticks([i + 0.5 for i in range(0, n_rows, step_r)], row_names[::step_r], fontsize=_LABEL_PT)
+    ax.set_xticks([j + 0.5 for j in range(0, n_cols, step_c)], col_names[::step_c], fontsize=_LABEL_PT,
                   rotation=(90 if n_cols > 8 else 35) if rotate else 0, ha="right" if rotate and n_cols <= 8 else "center",
                   rotation_mode="anchor" if rotate and n_cols <= 8 else "default")
-    ax.set_ylabel(row_axis)
-    ax.set_xlabel(col_axis)
-    bar = fig.colorbar(mesh, ax=ax, label="MD (share of n)")
+    ax.set_ylabel(row_axis, fontsize=_LABEL_PT + 1)
+    ax.set_xlabel(col_axis, fontsize=_LABEL_PT + 1)
+    bar = fig.colorbar(mesh, ax=ax, label=("MD, signed (+ over, − under)" if signed
+                                           else "MD (share of n)"))
+    bar.ax.tick_params(labelsize=_LABEL_PT)
+    bar.ax.yaxis.label.set_size(_LABEL_PT)
     if bar.solids is not None:
         bar.solids.set_rasterized(False)  # vector, not an embedded PNG: the page holds no image
         bar.solids.set_edgecolor("face")  # no hairline gaps between the shades
@@ -156,12 +185,18 @@ def _heatmap(cmap: CellMDMap, index: int, cells: str) -> str:
         for i in range(n_rows):
             for j in range(n_cols):
                 value = float(grid[i, j])
-                ax.text(j + 0.5, i + 0.5, fmt(value), ha="center", va="center", fontsize=7,
-                        color="white" if value < 0.55 * vmax else "black")
+                dark = abs(value) > 0.6 * vmax if signed else value < 0.55 * vmax
+                ax.text(j + 0.5, i + 0.5, fmt(value), ha="center", va="center", fontsize=_LABEL_PT,
+                        color="white" if dark else "black")
     mode = " Observed-cell mode: empty cells count 0." if cells == "observed" else ""
-    caption = (f"MD(a,p,o) of every cell of {cmap.criterion} (darker: closer to independence, lighter: further)."
-               f"{shown}{mode}")
-    return figure_svg(fig, caption=caption, label=label)
+    if signed:
+        how = ("signed: orange cells hold more rows than independence predicts (over-represented), purple "
+               "cells fewer (under-represented), white none; the colour scale is centred at 0")
+    else:
+        how = ("unsigned, as saved by an older dpaudit: darker is closer to independence, lighter further; "
+               "re-run the exact audit for over/under colours")
+    caption = f"MD(a,p,o) of every cell of {cmap.criterion} ({how}).{shown}{mode}"
+    return figure_svg(fig, caption=caption, label=label, wide=True)
 
 
 # -- small helpers ----------------------------------------------------------------------------------

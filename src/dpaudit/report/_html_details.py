@@ -21,7 +21,7 @@ from dpaudit.details import (
     TVDDetails,
     field_rows,
 )
-from dpaudit.report._html import esc, fmt, note, table
+from dpaudit.report._html import esc, fmt, keep, note, table
 from dpaudit.report._html_audit_figures import _heatmap, _labels
 from dpaudit.results import AuditResult, MeasureResult
 
@@ -65,15 +65,15 @@ def _top_cells(details: TopCellsDetails, result: AuditResult, m: MeasureResult) 
                        "expected rows", "MD"], rows, numeric=[False] * 5 + [True] * 3)
     else:
         body += "<p>No cell departs from independence (or --name-cells 0 was given).</p>"
-    body += "<h3>MD(a, p, o) per block</h3>"
+    head = "<h3>MD(a, p, o) per block</h3>"
     if details.cell_md is None:
-        body += note("This result holds no MD maps (it was saved by an older dpaudit); re-run the exact audit "
-                     "to draw them.")
+        body += head + note("This result holds no MD maps (it was saved by an older dpaudit); re-run the exact "
+                            "audit to draw them.")
     elif not details.cell_md:
-        body += note("No MD maps: the audit was run with --name-cells 0 (the value alone).")
+        body += head + note("No MD maps: the audit was run with --name-cells 0 (the value alone).")
     else:
-        body += "".join(_heatmap(cmap, i, str(m.options.get("cells", "domain")))
-                        for i, cmap in enumerate(details.cell_md, 1))
+        maps = [_heatmap(cmap, i, str(m.options.get("cells", "domain"))) for i, cmap in enumerate(details.cell_md, 1)]
+        body += keep(head, maps[0]) + "".join(maps[1:])  # the heading printed with its first map
     return body
 
 

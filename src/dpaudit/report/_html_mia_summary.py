@@ -33,12 +33,14 @@ def summary_section(report: MiaReport) -> str:
             "training set, at a small false-positive rate α. Each verdict rests on the one rule valid for these "
             "scores: the rank rule where estimable (exact for any score distribution), else the Gaussian PP rule "
             "if its check passes.</p>")
+    body_has_value = False
     for alpha, row in zip(report.alphas, report.rows):
         v = row.verdict
         if v is None:  # a document saved before verdicts existed: the headline rule's numbers
             body += _old_summary_line(report, alpha, row)
             continue
-        text = f"<strong>α = {fmt(alpha)}</strong>: {esc(v.text)}"
+        text = f"<strong>α = {fmt(alpha)}</strong>: {esc(v.text)}" + _reading(report, alpha, row, first=not body_has_value)
+        body_has_value = body_has_value or v.tpr is not None
         if v.notes:
             text += "<br>" + "<br>".join(esc(n) for n in v.notes)
         body += note(text, _VERDICT_TONE.get(v.kind, ""), raw=True)
@@ -59,7 +61,23 @@ def summary_section(report: MiaReport) -> str:
                      "only): otherwise pooled TPR and FPR would weight the records differently.")
     body += note("ε ≥ is a lower bound on the privacy loss from the realised rates with confidence; 0 means "
                  "this evaluation found no evidence of leakage, not that there is none.")
-    return section("Summary", body, anchor="summary", page_break=False)
+    return section("Summary", body, anchor="summary")
+
+
+def _reading(report: MiaReport, alpha: float, row: Any, *, first: bool) -> str:
+    """The verdict's TPR with its interval and a one-line reading of its scale (chance = α, at most 1) and
+    of its ε bound (0 = no evidence); "" when the verdict has no value. ``first``: the page's first value
+    (``data-first-value``)."""
+    v = row.verdict
+    if v.tpr is None:
+        return ""
+    r = row.rules.get(v.rule) if v.rule else None
+    ci = f", {level_label(report)} CI [{fmt(r.ci[0])}, {fmt(r.ci[1])}]" if r is not None and r.ci else ""
+    mark = " data-first-value" if first else ""
+    return (f'<br><span class="value"{mark}>TPR = {esc(fmt(v.tpr))}</span>{esc(ci)} at a realised FPR of '
+            f'{esc(fmt(v.fpr))}<br><span class="reading">TPR: the share of training records the attacker finds; '
+            f"chance = the FPR (α = {esc(fmt(alpha))}), at most 1. ε ≥ {esc(fmt(v.epsilon_lb))}: 0 = no evidence "
+            "of leakage; the larger, the more a model reveals.</span>")
 
 
 def _old_summary_line(report: MiaReport, alpha: float, row: Any) -> str:

@@ -2,21 +2,23 @@
 
 :func:`render_audit` reads only the typed result (:class:`~dpaudit.results.AuditResult`), so a page
 rendered from a saved ``--json`` document is byte-for-byte the page of the run itself. The page is
-made of sections, each answering one question a reader of an audit asks:
+made of sections, each answering one question a reader of an audit asks, the answer first:
 
+* **Released values** — first, a box with every measure's value, its 95% noise interval and a one-line
+  reading (its scale, 0 = the criterion holds, its maximum: :mod:`dpaudit.report._html_answer`); then
+  per measure one sentence on what it means and a figure of the value on the measure's whole range
+  (from 0 to its maximum, so a small value looks small; per criterion in exact mode), the table of
+  the numbers, and a plain explanation when noise pushed a release below zero.
 * **Audit** — what was audited (data, n, criteria, measures) and in which mode: a DP release, or
   exact curator-only values behind a visible warning.
 * **Privacy budget** — the ε each release spent and the total, and, when a ledger was used, what the
   ledger has left for later audits of the same data.
-* **Released values** — per measure, one sentence on what it means and a figure of the released
-  value with its 95% noise interval (per criterion in exact mode), the table of the numbers, and a
-  plain explanation when noise pushed a release below zero.
 * **Per criterion and the MI baseline** (exact mode) — every criterion's exact value beside the
   classic, non-private conditional mutual information.
 * **One section per measure's details**, in the registry's order, framed by the measure
   (``Measure.report_section``) and filled by the details themselves (``Details.html``; by default
   their field table): **Top contributing cells** — the cells that drive U_TC (exact: with MD, count,
-  expected count, over/under, and a heat map of MD(a, p, o) per criterion; DP: only the cells named
+  expected count, over/under, and a heat map of signed MD(a, p, o) per criterion (orange over-, purple under-represented); DP: only the cells named
   privately, in noisy rank order, because MD values are not released); **Repair** (exact mode) — per
   block, what the cheapest repair adds or deletes; and "<title> details" for any other measure
   that returns details. A new measure therefore needs no change here.
@@ -38,7 +40,8 @@ from typing import Any
 from dpaudit._document import renders
 from dpaudit.details import hook, mi_baseline
 from dpaudit.measures import MEASURES, ReportSection
-from dpaudit.report._html import esc, fmt, fragment, key_values, note, page, section, table
+from dpaudit.report._html import esc, fmt, fragment, keep, key_values, note, page, section, table
+from dpaudit.report._html_answer import answer_box
 from dpaudit.report._html_audit_figures import UNITS, MeasureText, _value_figure
 from dpaudit.report._html_details import details_html
 from dpaudit.results import AuditResult
@@ -72,7 +75,7 @@ def render_html(result: Any) -> str:
 @renders(AuditResult)
 def render_audit(result: AuditResult) -> str:
     """The audit as one self-contained HTML document (inline CSS and SVG figures, no script, no
-    external resource; one section per printed A4 page)."""
+    external resource; printed on A4 without forced page breaks)."""
     title, subtitle = _headline(result)
     return page(title, subtitle, audit_sections(result), footer=_footer())
 
@@ -87,7 +90,7 @@ def render_audit_fragment(result: AuditResult) -> str:
 
 def audit_sections(result: AuditResult) -> list[str]:
     """The page's sections, in reading order (see the module docstring for what each shows)."""
-    out = [_summary(result), _budget(result), _values(result)]
+    out = [_values(result), _summary(result), _budget(result)]
     if result.exact:
         out.append(_per_criterion(result))
     out += _measure_sections(result) + [_caveats(result), _trail(result)]
@@ -138,7 +141,7 @@ def _summary(result: AuditResult) -> str:
     else:
         body += note("Released with noise but NOT differentially private: "
                      + "; ".join(_reasons(result)) + ".", "warn")
-    return section("Audit", body, anchor="audit", page_break=False)
+    return section("Audit", body, anchor="audit")
 
 
 def _budget(result: AuditResult) -> str:
@@ -174,9 +177,8 @@ def _budget(result: AuditResult) -> str:
 
 def _values(result: AuditResult) -> str:
     """Per measure: what it means, the figure of its value and interval, then the table of numbers."""
-    body = ""
+    body = answer_box(result)
     if not result.exact:
-        body += f"<p>{esc(NEGATIVE_NOTE)}</p>"
         for m in result.measures.values():
             if m.value < 0:
                 body += note(f"{m.title} was released below zero, as {fmt(m.value)}: its true value is 0 or more "
@@ -188,20 +190,19 @@ def _values(result: AuditResult) -> str:
         rows.append([m.title, r.value, r.interval[0], r.interval[1], r.epsilon, r.sensitivity, r.scale])
     headers = ["measure", "value (sum over criteria)", "95% interval: low", "95% interval: high", "ε",
                "sensitivity", "noise scale"]
-    body += table(headers, rows, numeric=[False] + [True] * 6)
+    figures = ""
+    for m in result.measures.values():
+        meaning = MEANING.get(m.name)
+        figures += keep(f"<h3>{esc(m.title)}</h3>", f'<p class="meaning">{esc(meaning)}</p>' if meaning else "",
+                        _value_figure(result, m))
+    body += figures + table(headers, rows, numeric=[False] + [True] * 6)
     if result.exact:
         body += "<p>Exact values carry no noise: the interval is the value itself.</p>"
     else:
         body += ("<p>Only the sum over the criteria is released (one noisy draw per measure); per-criterion "
                  "values are not released in DP mode. The interval holds the true value with probability 0.95 "
-                 "over the noise (value ± scale·ln 20).</p>")
-    for m in result.measures.values():
-        body += f"<h3>{esc(m.title)}</h3>"
-        meaning = MEANING.get(m.name)
-        if meaning:
-            body += f'<p class="meaning">{esc(meaning)}</p>'
-        body += _value_figure(result, m)
-    return section("Released values", body, anchor="values")
+                 "over the noise (value ± scale·ln 20).</p>" + f"<p>{esc(NEGATIVE_NOTE)}</p>")
+    return section("Exact values" if result.exact else "Released values", body, anchor="values")
 
 
 def _per_criterion(result: AuditResult) -> str:
@@ -282,7 +283,7 @@ def _caveats(result: AuditResult) -> str:
 def _trail(result: AuditResult) -> str:
     """The stages the audit recorded: what was counted, with which mechanism, ε and sensitivity."""
     body = "<ol>" + "".join(f"<li>{esc(s)}</li>" for s in result.stages) + "</ol>"
-    return section("Explain trail", body, anchor="trail", page_break=False)
+    return section("Explain trail", body, anchor="trail")
 
 
 def _reasons(result: AuditResult) -> list[str]:

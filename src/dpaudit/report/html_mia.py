@@ -4,7 +4,9 @@ Sections, in reading order:
 
 1. **Summary** — the verdict at every α (evidence of leakage / none at this M / not estimable, from
    the rule valid for these scores, :mod:`dpaudit.mia.verdict`) with why a Gaussian rule is not the
-   headline, FPC on/off, and the normality and saturation diagnostics in one line each;
+   headline, the verdict's TPR (the page's first value) with its interval and a one-line reading
+   (chance = the FPR, at most 1; ε ≥ 0 = no evidence), FPC on/off, and the normality and saturation
+   diagnostics in one line each;
 2. **ROC curves** — log–log, "false positive rate" against "true positive rate": the naive
    concatenation, PP normal and PP t, and the mean per-record (parametric) curve, the chance diagonal,
    and every rule's operating point at each α (the numbers of the tables) as markers;
@@ -38,6 +40,7 @@ from dpaudit.report._html import (
     figure_svg,
     fmt,
     fragment,
+    keep,
     key_values,
     new_figure,
     note,
@@ -90,7 +93,7 @@ _STYLE = {
 @renders(MiaReport)
 def render_mia(report: MiaReport) -> str:
     """The evaluation as one self-contained HTML document (inline CSS and SVG figures, no script, no
-    external resource; one section per printed A4 page)."""
+    external resource; printed on A4 without forced page breaks)."""
     title, subtitle = _headline(report)
     return page(title, subtitle, mia_sections(report), footer=_footer())
 
@@ -179,9 +182,9 @@ def _roc(report: MiaReport) -> str:
                    "against the nominal α); markers are each rule's operating point at every α, the numbers of "
                    "the tables; dashed grey: chance." + sub)
         head = ""
-    body = (head + "<p>Read the left part: membership inference matters at small false-positive rates, where an "
-            "attacker's claims are trustworthy. A curve far above the diagonal there means leakage.</p>"
-            + figure_svg(fig, caption=caption, label="roc"))
+    body = head + keep("<p>Read the left part: membership inference matters at small false-positive rates, where "
+                       "an attacker's claims are trustworthy. A curve far above the diagonal there means leakage.</p>",
+                       figure_svg(fig, caption=caption, label="roc"))
     return section("ROC curves", body, anchor="roc")
 
 
@@ -245,7 +248,7 @@ def _meanings(report: MiaReport) -> str:
     body = (f'<dl class="kv">{items}</dl>'
             "<p>As M grows the calibrated concatenations (PP) converge to the mean per-record TPR; the naive "
             "concatenation does not, because its single threshold gives every record its own FPR.</p>")
-    return section("What each rule estimates", body, anchor="rules", page_break=False)
+    return section("What each rule estimates", body, anchor="rules")
 
 
 def _spread(report: MiaReport) -> str:
@@ -302,7 +305,7 @@ def _diagnostics(report: MiaReport) -> str:
     other = {k: v for k, v in d.items() if k not in ("share_non_normal", "min_n_out", "auc_naive")}
     if other:
         body += key_values(sorted(other.items()))
-    return section("Gaussian-model diagnostics", body, anchor="diagnostics", page_break=False)
+    return section("Gaussian-model diagnostics", body, anchor="diagnostics")
 
 
 def _configuration(report: MiaReport) -> str:
@@ -335,4 +338,4 @@ def _configuration(report: MiaReport) -> str:
         ("target FPRs α", ", ".join(fmt(a) for a in report.alphas)),
     ]
     pairs += [(f"scores: {k}", v) for k, v in meta.items()]
-    return section("Configuration", key_values(pairs), anchor="configuration", page_break=False)
+    return section("Configuration", key_values(pairs), anchor="configuration")
