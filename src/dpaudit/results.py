@@ -54,6 +54,7 @@ from dpaudit.details import (
     hook,
     mi_baseline,
 )
+from dpaudit.diagnostics import BlockDiagnostic
 from dpaudit.privacy import Release
 
 __all__ = ["MIBaseline", "TopCell", "NamedCell", "SelectionInfo", "CellChange", "BlockRepairDetail", "TVDDetails",
@@ -159,6 +160,8 @@ class AuditResult:
     ``source`` names the data (a file path, or the registered dataset the command line was given);
     ``budget`` is the state of the caller's budget or ledger after this audit (None when the audit
     had its own budget of exactly ``epsilon``). Both appear in the JSON only when set.
+    ``diagnostics`` holds the block diagnostic of each criterion (:mod:`dpaudit.diagnostics`);
+    :attr:`warnings` their warnings.
     """
 
     n: Annotated[int, Whole()]
@@ -169,9 +172,11 @@ class AuditResult:
     schema_data_derived: Annotated[bool, Key("schema"), Coded(SCHEMAS), REQUIRED] = False
     source: str | None = None
     budget: BudgetState | None = None
+    diagnostics: tuple[BlockDiagnostic, ...] = ()
     #: What :meth:`to_dict` writes beside the fields, checked against the measures (:func:`_consistent`).
     DERIVED: ClassVar[Mapping[str, tuple[Any, bool]]] = {
-        "mode": (Annotated[str, Choice(MODES)], True), "dp": (bool, True), "neighbouring": (str, False)}
+        "mode": (Annotated[str, Choice(MODES)], True), "dp": (bool, True), "neighbouring": (str, False),
+        "warnings": (tuple[str, ...], False)}
 
     @property
     def exact(self) -> bool:
@@ -182,6 +187,11 @@ class AuditResult:
     def dp(self) -> bool:
         """True when every released number is differentially private."""
         return all(m.release.dp for m in self.measures.values())
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The block diagnostic's warnings (degenerate block structure), one per flagged criterion."""
+        return tuple(d.warning for d in self.diagnostics if d.warning)
 
     def __getitem__(self, name: str) -> MeasureResult:
         return self.measures[name]
@@ -200,6 +210,8 @@ class AuditResult:
             "schema": SCHEMAS[self.schema_data_derived],
             **spent,
             "measures": {name: m.to_dict() for name, m in self.measures.items()},
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "warnings": list(self.warnings),
             "stages": list(self.stages),
         }
 
@@ -259,5 +271,6 @@ def _consistent(result: AuditResult, d: Doc, entries: Mapping[str, Doc]) -> None
             entry.fail(next(iter(m.details.to_dict()), "details"), f"holds {kind}-mode details in a {mode} result")
         extra = hook(m.details, "explanation")() if m.details is not None else None
         spent += [r.epsilon or 0.0] + ([extra[1]] if extra else [])
+    spent += [diag.epsilon for diag in result.diagnostics if diag.epsilon is not None]
     if result.epsilon is not None and not math.isclose(math.fsum(spent), result.epsilon, rel_tol=1e-9):
         d.fail("epsilon", f"is {result.epsilon:g} but the measures' releases spent {math.fsum(spent):g}")
