@@ -133,7 +133,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                      "dpaudit._defaults", "dpaudit.mia._defaults", "dpaudit.schema", "dpaudit.criteria")),
     ("counting", ("dpaudit.counting",)),
     ("privacy", ("dpaudit.privacy",)),
-    ("typed data", ("dpaudit.details", "dpaudit.results", "dpaudit.mia.findings", "dpaudit.mia.results",
+    ("typed data", ("dpaudit.details", "dpaudit.diagnostics", "dpaudit.results", "dpaudit.mia.findings", "dpaudit.mia.results",
                     "dpaudit.mia.scores", "dpaudit.mia._score_checks")),
     ("computation", ("dpaudit.measures", "dpaudit.mia", "dpaudit.datasets")),
     ("entry points", ("dpaudit.audit", "dpaudit.mia.evaluate", "dpaudit.mia.train", "dpaudit.mia.simulate",

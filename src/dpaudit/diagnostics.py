@@ -37,6 +37,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
+from dpaudit._defaults import DIAGNOSTIC_SHARE, MIN_BLOCK_ROWS, WARN_SHARE  # one definition each (the help shows them)
 from dpaudit._fields import Choice, Num, Pair, Whole
 from dpaudit.details._base import _PlainRecord
 from dpaudit.privacy import laplace_release
@@ -45,12 +46,6 @@ from dpaudit.privacy._mechanisms import derive_seed
 __all__ = ["MIN_BLOCK_ROWS", "WARN_SHARE", "DIAGNOSTIC_SHARE", "BlockDiagnostic", "diagnose_exact",
            "diagnose_private", "needs_release", "public_bound", "soft_small_rows", "small_share"]
 
-#: A block with fewer rows than this is "small": its P × O table has too few rows for a dependence.
-MIN_BLOCK_ROWS = 20
-#: The share of rows in small blocks above which a criterion is flagged.
-WARN_SHARE = 0.10
-#: The fraction of a DP audit's ε spent on the diagnostic when some criterion needs a release.
-DIAGNOSTIC_SHARE = 0.05
 #: The kinds of diagnostic: exact (curator), released (DP, Laplace), public (from K and n only).
 KINDS = ("exact", "released", "public")
 #: The seeded path's spawn key for the diagnostics (the measures use their index).
@@ -95,6 +90,9 @@ class BlockDiagnostic(_PlainRecord):
     min_rows: Annotated[int, Whole()] = MIN_BLOCK_ROWS
     warn_share: Annotated[float, Num(low=0)] = WARN_SHARE
     warning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "interval": list(self.interval)}
 
     def line(self) -> str:
         """One line for a report: the blocks, rows per block and the small-block share."""
