@@ -53,10 +53,7 @@ def test_json_exact_mode(adult_available):
 
 def test_json_dp_mode(csv_file):
     path, schema = csv_file
-    # --diagnostic-share 0: the measures share all of ε (100 rows in z's blocks would spend 5 % of it on the
-    # block diagnostic, tests/test_diagnostics.py)
-    result = run("fairness", path, "-c", "g ⊥ y | z", "--epsilon", "0.5", "--schema", schema, "--json",
-                 "--diagnostic-share", "0")
+    result = run("fairness", path, "-c", "g ⊥ y | z", "--epsilon", "0.5", "--schema", schema, "--json")
     assert result.exit_code == 0, result.output
     measures = json.loads(result.stdout)["measures"]
     # by default the paper's three measures, sharing ε = 0.5 equally (U_TC's share: half value, half names)
@@ -72,8 +69,7 @@ def test_json_dp_mode(csv_file):
 
 def test_one_measure_gets_the_whole_epsilon(csv_file):
     path, schema = csv_file
-    result = run("fairness", path, "-c", "g ⊥ y | z", "--epsilon", "0.5", "-m", "tvd", "--schema", schema, "--json",
-                 "--diagnostic-share", "0")
+    result = run("fairness", path, "-c", "g ⊥ y | z", "--epsilon", "0.5", "-m", "tvd", "--schema", schema, "--json")
     measures = json.loads(result.stdout)["measures"]
     assert list(measures) == ["tvd"] and measures["tvd"]["epsilon"] == 0.5
     assert measures["tvd"]["scale"] == pytest.approx(16 / 100 / 0.5)

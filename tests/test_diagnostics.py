@@ -18,6 +18,8 @@ from dpaudit.diagnostics import (
     DIAGNOSTIC_SHARE,
     MIN_BLOCK_ROWS,
     WARN_SHARE,
+    informative,
+    plan,
     public_bound,
     small_share,
     soft_small_rows,
@@ -120,6 +122,14 @@ def test_bad_share_refused(singleton, bad):
     frame, singletons, _ = singleton
     with pytest.raises(dpaudit.DPAuditError, match="diagnostic_share"):
         dpaudit.audit(frame, CRIT, schema=singletons, epsilon=1.0, diagnostic_share=bad)
+
+
+def test_plan_releases_only_what_could_warn():
+    # 100 rows in 3 blocks: the bound 0.6 less the half-width (2/100)/0.05·ln 20 = 1.2 can never exceed 10 %
+    assert plan([3], 100, 0.05) == [0.0] and not informative(3, 100, 0.05)
+    # 20,000 rows: one block (public), 4 blocks (bound 0.004), 20,000 blocks (released with all of ε_d)
+    assert plan([1, 4, 20_000], N, 0.05) == [0.0, 0.0, 0.05]
+    assert plan([500, 20_000], N, 0.05) == [0.025, 0.025] and plan([500], N, 0.0) == [0.0]
 
 
 def test_small_and_soft_counts_against_a_loop():

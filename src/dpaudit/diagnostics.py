@@ -24,8 +24,10 @@ diagnostic"):
   moving one row (replace-one: one block loses a row, another gains one) changes ``S`` by at most
   2: sensitivity ``2/n``. It lies between the hard shares at ``m`` and at ``2m``.
 * A released share warns only when the low end of its 95 % noise interval exceeds
-  :data:`WARN_SHARE` (a false warning from noise alone has probability at most 2.5 %); on small data
-  the release is too noisy to warn (healthcare's 887 rows: ±27 %).
+  :data:`WARN_SHARE` (a false warning from noise alone has probability at most 2.5 %). A release that
+  could never warn — the public bound less the half-width ``(2/n)/ε·ln 20`` at most
+  :data:`WARN_SHARE` (small n or ε) — is not made (:func:`plan`); such a criterion, like one with
+  ``diagnostic_share=0``, warns when its declared blocks average fewer than ``m`` rows (public).
 * The ε is :data:`DIAGNOSTIC_SHARE` of the audit's ε (``diagnostic_share=`` overrides it, 0
   disables the release), shared equally by the criteria that need a release and taken off the
   total before the measures share the rest: the budget is never exceeded.
@@ -44,10 +46,11 @@ from dpaudit._defaults import DIAGNOSTIC_SHARE, MIN_BLOCK_ROWS, WARN_SHARE  # on
 from dpaudit._fields import Choice, Num, Pair, Whole
 from dpaudit.details._base import _PlainRecord
 from dpaudit.privacy import laplace_release
-from dpaudit.privacy._mechanisms import derive_seed
+from dpaudit.privacy._mechanisms import INTERVAL_Z, derive_seed
 
 __all__ = ["MIN_BLOCK_ROWS", "WARN_SHARE", "DIAGNOSTIC_SHARE", "BlockDiagnostic", "diagnose_exact",
-           "diagnose_private", "needs_release", "public_bound", "soft_small_rows", "small_share"]
+           "diagnose_private", "diagnostic_epsilon", "needs_release", "informative", "plan", "public_bound",
+           "soft_small_rows", "small_share"]
 
 #: The kinds of diagnostic: exact (curator), released (DP, Laplace), public (from K and n only).
 KINDS = ("exact", "released", "public")
@@ -150,21 +153,54 @@ def public_bound(blocks: int, n: int, min_rows: int = MIN_BLOCK_ROWS) -> float:
 
 
 def needs_release(blocks: int, n: int, min_rows: int = MIN_BLOCK_ROWS, warn_share: float = WARN_SHARE) -> bool:
-    """True when only a private release can tell whether the warning fires: several blocks and a
-    public bound above ``warn_share``."""
+    """True when the public quantities cannot rule the warning out: several blocks and a public bound
+    above ``warn_share``."""
     return blocks > 1 and public_bound(blocks, n, min_rows) > warn_share
+
+
+def informative(blocks: int, n: int, epsilon: float, min_rows: int = MIN_BLOCK_ROWS,
+                warn_share: float = WARN_SHARE) -> bool:
+    """True when a release at ``epsilon`` can warn at all: the largest possible share (the public bound)
+    less the 95 % half-width ``(2/n)/ε·ln 20`` still exceeds ``warn_share`` (all public: K, n, ε)."""
+    return public_bound(blocks, n, min_rows) - 2.0 / n / epsilon * INTERVAL_Z > warn_share
+
+
+def plan(blocks: Sequence[int], n: int, epsilon: float, min_rows: int = MIN_BLOCK_ROWS,
+         warn_share: float = WARN_SHARE) -> list[float]:
+    """The ε of each criterion's release (0.0: none) from the diagnostic's ``epsilon``, all public.
+
+    The criteria whose warning the public bound cannot rule out (:func:`needs_release`) are the
+    candidates; of those, the ones a release at ``epsilon / #candidates`` could make warn
+    (:func:`informative`) share ``epsilon`` equally (each then gets at least that much). None: all 0.
+    """
+    if epsilon <= 0:
+        return [0.0] * len(blocks)
+    candidates = [i for i, k in enumerate(blocks) if needs_release(k, n, min_rows, warn_share)]
+    useful = [i for i in candidates if informative(blocks[i], n, epsilon / len(candidates), min_rows, warn_share)]
+    return [epsilon / len(useful) if i in useful else 0.0 for i in range(len(blocks))]
 
 
 def _warning(criterion: str, share: float, warn_share: float, min_rows: int, kind: str) -> str | None:
     if share <= warn_share:
         return None
     what = {"exact": f"{share:.0%} of the rows", "released": f"at least {share:.0%} of the rows (DP estimate, the low "
-                                                             "end of its 95% interval)",
-            "public": f"up to {share:.0%} of the rows (not checked: diagnostic_share=0)"}[kind]
+                                                             "end of its 95% interval)"}[kind]
     return (f"{criterion}: {what} sit in blocks of fewer than {min_rows} rows, so the measures describe the "
-            "block structure rather than the dependence (tiny blocks look fair or unfair by construction); bin "
-            "the admissible column(s) into fewer, larger blocks (declare Binned edges in the schema) or drop them "
-            "from the criterion")
+            f"block structure rather than the dependence (tiny blocks look fair or unfair by construction); {_FIX}")
+
+
+_FIX = ("bin the admissible column(s) into fewer, larger blocks (declare Binned edges in the schema) or drop them "
+        "from the criterion")
+
+
+def _public_warning(criterion: str, blocks: int, n: int, min_rows: int) -> str | None:
+    """The warning of a diagnostic that was not released: only when the declared blocks average fewer than
+    ``min_rows`` rows (public)."""
+    if n / blocks >= min_rows:
+        return None
+    return (f"{criterion}: the {blocks:,} declared blocks average {n / blocks:.1f} rows, fewer than {min_rows}, and "
+            "the share of rows in small blocks was not checked (too little ε for it, or diagnostic_share=0); the "
+            f"measures may describe the block structure rather than the dependence; {_FIX}")
 
 
 def diagnose_exact(tables: Sequence[Any], min_rows: int = MIN_BLOCK_ROWS,
@@ -186,38 +222,31 @@ def diagnose_exact(tables: Sequence[Any], min_rows: int = MIN_BLOCK_ROWS,
 def diagnose_private(tables: Sequence[Any], n: int, epsilon: float, *, seed: int | None = None,
                      min_rows: int = MIN_BLOCK_ROWS, warn_share: float = WARN_SHARE,
                      reasons: tuple[str, ...] = ()) -> tuple[BlockDiagnostic, ...]:
-    """The DP diagnostic of each table: ``epsilon`` (already debited; 0: release nothing) shared equally by
-    the tables that need a release (:func:`needs_release`), Laplace noise of scale ``(2/n)/ε_i``."""
-    todo = [i for i, t in enumerate(tables) if needs_release(t.counts.shape[0], n, min_rows, warn_share)]
-    each = epsilon / len(todo) if todo and epsilon > 0 else 0.0
+    """The DP diagnostic of each table: ``epsilon`` (already debited; 0: release nothing) shared by
+    :func:`plan`, Laplace noise of scale ``(2/n)/ε_i`` on the soft share; the others report the public
+    bound. A release warns only when its whole 95 % interval lies above ``warn_share`` (noise alone
+    makes a false warning with probability at most 2.5 %)."""
+    shares = plan([t.counts.shape[0] for t in tables], n, epsilon, min_rows, warn_share)
     out = []
-    for i, t in enumerate(tables):
+    for i, (t, eps) in enumerate(zip(tables, shares)):
         blocks, crit = int(t.counts.shape[0]), str(t.criterion)
-        if i in todo and each > 0:
-            r = laplace_release(soft_small_rows(t.counts, min_rows) / n, sensitivity=2.0 / n, epsilon=each,
+        if eps > 0:
+            r = laplace_release(soft_small_rows(t.counts, min_rows) / n, sensitivity=2.0 / n, epsilon=eps,
                                 seed=derive_seed(seed, _SEED_KEY, i), reasons=reasons)
-            share, interval, kind, eps = r.value, r.interval, "released", each
-        elif blocks == 1:  # one block of the public n rows
-            share = 1.0 if n < min_rows else 0.0
-            interval, kind, eps = (share, share), "public", None
-        else:
-            bound = public_bound(blocks, n, min_rows)
-            share, interval, kind, eps = bound, (0.0, bound), "public", None
-        # a release warns only when its whole 95 % interval lies above the threshold: noise alone makes a
-        # false warning with probability at most 2.5 %
-        tested = interval[0] if kind == "released" else share
-        warn = _warning(crit, tested, warn_share, min_rows, kind) if kind != "public" or i in todo else None
-        out.append(BlockDiagnostic(crit, blocks, n / blocks, share, interval, kind, epsilon=eps,
-                                   min_rows=min_rows, warn_share=warn_share, warning=warn))
+            warn = _warning(crit, r.interval[0], warn_share, min_rows, "released")
+            out.append(BlockDiagnostic(crit, blocks, n / blocks, r.value, r.interval, "released", epsilon=eps,
+                                       min_rows=min_rows, warn_share=warn_share, warning=warn))
+            continue
+        bound = (1.0 if n < min_rows else 0.0) if blocks == 1 else public_bound(blocks, n, min_rows)
+        out.append(BlockDiagnostic(crit, blocks, n / blocks, bound, (0.0, bound), "public", min_rows=min_rows,
+                                   warn_share=warn_share, warning=_public_warning(crit, blocks, n, min_rows)))
     return tuple(out)
 
 
 def diagnostic_epsilon(tables: Sequence[Any], n: int, epsilon: float, share: float) -> float:
-    """The ε the diagnostics take off a DP audit's ``epsilon``: ``share·epsilon`` when some criterion
-    needs a release, else 0 (the measures keep the whole budget)."""
-    if share <= 0 or not any(needs_release(t.counts.shape[0], n) for t in tables):
-        return 0.0
-    return epsilon * share
+    """The ε the diagnostics take off a DP audit's ``epsilon``: ``share·epsilon`` when :func:`plan` gives
+    some criterion a release, else 0 (the measures keep the whole budget)."""
+    return epsilon * share if any(plan([t.counts.shape[0] for t in tables], n, epsilon * share)) else 0.0
 
 
 def check_share(share: Any) -> float:
