@@ -4,7 +4,7 @@ A criterion ``P ⊥ O | A`` is measured block by block: every cell of ``A`` is a
 dependence of P and O is measured inside each. When most rows sit in blocks of a handful of rows (an
 admissible column with one value per row, e.g. an unbinned salary), every block is trivially "fair"
 or trivially "unfair" and the measure describes the block structure, not the dependence: 20,000
-rows in 19,968 salary blocks gave U_MI^TVD = 0.0005, four salary bins 0.013 (issue 26). This module
+rows in 19,968 salary blocks gave U_MI^TVD = 0.0005, four salary bins 0.013, and no warning (issue 26). This module
 computes, per criterion, the number of blocks, the rows per block and the **share of rows in small
 blocks** — blocks with fewer than :data:`MIN_BLOCK_ROWS` rows — and a warning when that share
 exceeds :data:`WARN_SHARE`.
@@ -17,7 +17,7 @@ diagnostic"):
 
 * The number of declared blocks ``K`` and the mean ``n / K`` are public (schema and n).
 * The **public bound** ``K·m / n`` caps the soft share below: when it is at most
-  :data:`WARN_SHARE` (Adult's presets: at most 0.0066) the warning cannot fire, nothing is released
+  :data:`WARN_SHARE` (Adult's paper preset: at most 0.041) the warning cannot fire, nothing is released
   and no ε is spent. A criterion without admissible columns has one block of the public n rows.
 * Otherwise the **soft small-block share** ``S/n`` with ``S = Σ_a min(c_a, max(0, 2m − c_a))`` is
   released with OpenDP's Laplace mechanism. ``min(c, max(0, 2m − c))`` has slope ±1 or 0, so
@@ -29,7 +29,7 @@ diagnostic"):
   :data:`WARN_SHARE` (small n or ε) — is not made (:func:`plan`); such a criterion, like one with
   ``diagnostic_share=0``, warns when its declared blocks average fewer than ``m`` rows (public).
 * The ε is :data:`DIAGNOSTIC_SHARE` of the audit's ε (``diagnostic_share=`` overrides it, 0
-  disables the release), shared equally by the criteria that need a release and taken off the
+  disables the release), shared equally by the criteria released (:func:`plan`) and taken off the
   total before the measures share the rest: the budget is never exceeded.
 """
 
