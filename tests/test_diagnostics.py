@@ -201,3 +201,22 @@ def test_inference_keeps_few_numbers_as_categories():
     frame = pd.DataFrame({"k": list(range(20)) * 3, "x": [0.5, 1.5] * 30})
     schema = infer_schema(frame)
     assert schema["k"] == Categorical(list(range(20))) and schema["x"] == Categorical([0.5, 1.5])
+
+
+def test_the_command_warns_on_the_terminal_and_in_json(singleton, tmp_path):
+    from typer.testing import CliRunner
+
+    from dpaudit.cli import app
+
+    frame, singletons, _ = singleton
+    path, schema = tmp_path / "hr.csv", tmp_path / "schema.json"
+    frame.to_csv(path, index=False)
+    singletons.to_json(schema)
+    base = ["fairness", str(path), "-c", CRIT, "-m", "tvd", "--schema", str(schema)]
+    runner = CliRunner()
+    shown = runner.invoke(app, base + ["--exact"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "degenerate blocks" in shown.stdout and "bin the admissible column" in shown.stdout
+    doc = json.loads(runner.invoke(app, base + ["--epsilon", "1", "--json", "--diagnostic-share", "0.1"]).stdout)
+    assert doc["warnings"] and doc["diagnostics"][0]["epsilon"] == pytest.approx(0.1)
+    assert doc["measures"]["tvd"]["epsilon"] == pytest.approx(0.9)
