@@ -134,7 +134,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                      "dpaudit._progress")),
     ("counting", ("dpaudit.counting",)),
     ("privacy", ("dpaudit.privacy",)),
-    ("typed data", ("dpaudit.details", "dpaudit.results", "dpaudit._result_frames", "dpaudit.mia.findings", "dpaudit.mia.results",
+    ("typed data", ("dpaudit.details", "dpaudit.diagnostics", "dpaudit.results", "dpaudit._result_frames", "dpaudit.mia.findings", "dpaudit.mia.results",
                     "dpaudit.mia.scores", "dpaudit.mia._score_checks")),
     ("computation", ("dpaudit.measures", "dpaudit.mia", "dpaudit.datasets")),
     ("entry points", ("dpaudit.audit", "dpaudit._audit_args", "dpaudit.mia.evaluate", "dpaudit.mia.train", "dpaudit.mia.simulate",

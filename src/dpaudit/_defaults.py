@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Literal
 
 __all__ = ["MEASURE_TITLES", "DEFAULT_MEASURES", "LEFT_OUT", "CellMode", "CELL_MODES", "DEFAULT_K", "DEFAULT_CELLS", "DEFAULT_NAME_CELLS",
-           "Semantics", "DEFAULT_SEMANTICS", "DEFAULT_WORK_LIMIT", "MAX_CLAUSES", "DEFAULT_WCNF_SEMANTICS"]
+           "Semantics", "DEFAULT_SEMANTICS", "DEFAULT_WORK_LIMIT", "MAX_CLAUSES", "DEFAULT_WCNF_SEMANTICS",
+           "MIN_BLOCK_ROWS", "WARN_SHARE", "DIAGNOSTIC_SHARE"]
 
 #: The built-in measures' titles (the paper's symbols) by name, in registration order: each measure
 #: class takes its ``title`` from here; :data:`dpaudit.measures.MEASURES` holds the classes (and any a
@@ -47,3 +48,11 @@ DEFAULT_WORK_LIMIT = 30.0
 MAX_CLAUSES = 50_000_000
 #: The semantics exported when none is named.
 DEFAULT_WCNF_SEMANTICS = "bag"
+
+# -- the block diagnostic (dpaudit.diagnostics) ----------------------------------------------------------
+#: A block with fewer rows than this is "small": its P × O table has too few rows for a dependence.
+MIN_BLOCK_ROWS = 20
+#: The share of rows in small blocks above which a criterion is flagged.
+WARN_SHARE = 0.10
+#: The fraction of a DP audit's ε spent on the diagnostic when some criterion needs a release.
+DIAGNOSTIC_SHARE = 0.05

@@ -21,6 +21,7 @@ from dpaudit._progress import progress_callback
 from dpaudit._validation import positive
 from dpaudit.counting import DEFAULT_ENGINE, check_engine, count_tables, describe, engine_of, infer_schema, open_data
 from dpaudit.criteria import CriterionLike, parse_criteria
+from dpaudit.diagnostics import DIAGNOSTIC_SHARE, check_share, diagnose_exact, diagnose_private, diagnostic_epsilon
 from dpaudit.measures import Measure, options_doc
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.privacy import Budget, exact_release, laplace_release
@@ -58,6 +59,7 @@ def audit(
     seed: int | None = None,
     engine: str = DEFAULT_ENGINE,
     progress: bool | Callable[[str], None] | None = None,
+    diagnostic_share: float = DIAGNOSTIC_SHARE,
     **options: Any,
 ) -> AuditResult:
     """Measure how far the data are from satisfying fairness criteria, privately.
@@ -105,6 +107,15 @@ def audit(
         starts (counting the rows, then each measure) and, for U_R, after every block
         (``"U_R (bag) P ⊥ O | A: block 3/11 exact, 4.2 s"``); ``dpaudit fairness`` shows it in a
         spinner when stderr is a terminal.
+    progress : callable, optional
+        Called with a short description of each step as it starts (counting the rows, then each
+        measure) and, for U_R, after every block (``"U_R (bag) P ⊥ O | A: block 3/11 exact, 4.2 s"``);
+        ``dpaudit fairness`` shows it in a spinner when stderr is a terminal.
+    diagnostic_share : float, default 0.05
+        The fraction of ``epsilon`` the block diagnostic (:mod:`dpaudit.diagnostics`: the share of rows
+        in blocks of fewer than 20 rows) may spend, taken off before the measures share the rest; spent
+        only when a criterion has so many blocks that the public bound cannot rule the warning out. 0
+        releases nothing (the diagnostic then reports the public bound only).
     **options
         Options of the measures named by string, by the name of the measure's field (where its default
         lives; None: the default). Each goes to every requested measure that takes it; one that no
@@ -151,6 +162,7 @@ def audit(
         from dpaudit._validation import seed_value
 
         seed = seed_value("seed", seed)
+    diagnostic_share = check_share(diagnostic_share)
     shares_explained = {m.name: m.explain_share if epsilon is not None else 0.0 for m in chosen}
     if epsilon is not None:
         epsilon = positive("epsilon", epsilon)
@@ -158,7 +170,7 @@ def audit(
             raise DPAuditError(f"budget must be a dpaudit Budget (Budget(total) or Budget.open(path, total)), "
                                f"got {type(budget).__name__}")
         ledger = budget if budget is not None else Budget(epsilon)
-        shares = split_budget(epsilon, names, split)
+        split_budget(epsilon, names, split)  # a bad split is refused before the data are read
         ledger.check(epsilon, "audit of " + ", ".join(names))  # refuse before any release
     elif split is not None:
         raise DPAuditError("split shares ε between measures: it needs epsilon (a DP release)")
@@ -190,6 +202,13 @@ def audit(
         f"{'data-derived' if resolved.data_derived else 'declared'} schema "
         f"({'; '.join(f'{t.criterion}: {t.counts.shape[0]} block(s) × {t.counts.shape[1]} × {t.counts.shape[2]} cells' for t in tables)})"
     ]
+    if resolved.data_derived and resolved.source != "declared":  # what inference did (continuous columns binned)
+        stages.append(f"domains {resolved.source}")
+    if epsilon is None:
+        diagnostics = diagnose_exact(tables)
+    else:  # the diagnostic's ε first (0 when no criterion needs it), the measures share the rest
+        eps_diagnostic = diagnostic_epsilon(tables, n, epsilon, diagnostic_share)
+        shares = split_budget(epsilon - eps_diagnostic, names, split)
     assessed = []
     blocks = sum(t.counts.shape[0] for t in tables)
     for m in chosen:
@@ -205,13 +224,17 @@ def audit(
     if epsilon is not None:
         # every share is debited at once, before the first release: a shared ledger either records the
         # whole audit or none of it
-        debits = []
+        debits = [(f"block diagnostic ({len(crits)} criteria)", eps_diagnostic)] if eps_diagnostic > 0 else []
         for m, *_ in assessed:
             eps_explain = shares[m.name] * shares_explained[m.name]
             debits.append((m.name, shares[m.name] - eps_explain))
             if eps_explain > 0:
                 debits.append((f"{m.name}: explanation", eps_explain))
         ledger.spend_many(debits)
+        diagnostics = diagnose_private(tables, n, eps_diagnostic, seed=seed, reasons=not_dp)
+        if eps_diagnostic > 0:
+            stages.append(f"block diagnostic: soft share of rows in small blocks + Laplace (OpenDP make_laplace), "
+                          f"ε = {eps_diagnostic:g} ({diagnostic_share:g} of ε), sensitivity 2/n per criterion")
     results: dict[str, MeasureResult] = {}
     for index, (m, assessment, exact_value, sensitivity) in enumerate(assessed):
         per = assessment.per_criterion
@@ -249,6 +272,7 @@ def audit(
         source=source,
         budget=_budget_state(budget) if epsilon is not None and budget is not None else None,
         tables=tuple(tables) if epsilon is None else None,
+        diagnostics=diagnostics,
     )
 
 

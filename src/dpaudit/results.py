@@ -60,6 +60,7 @@ from dpaudit.details import (
     hook,
     mi_baseline,
 )
+from dpaudit.diagnostics import BlockDiagnostic
 from dpaudit.privacy import Release
 
 if TYPE_CHECKING:
@@ -171,6 +172,8 @@ class AuditResult:
     had its own budget of exactly ``epsilon``). Both appear in the JSON only when set. ``tables`` are
     the exact count tables of an exact audit (None in DP mode), read by :meth:`by_group` and
     :meth:`parity`; they are never written to the JSON document (a result read back has none).
+    ``diagnostics`` holds the block diagnostic of each criterion (:mod:`dpaudit.diagnostics`);
+    :attr:`warnings` their warnings.
     """
 
     n: Annotated[int, Whole()]
@@ -182,9 +185,11 @@ class AuditResult:
     source: str | None = None
     budget: BudgetState | None = None
     tables: Annotated[tuple[Any, ...] | None, OMIT] = field(default=None, repr=False, compare=False)
+    diagnostics: tuple[BlockDiagnostic, ...] = ()
     #: What :meth:`to_dict` writes beside the fields, checked against the measures (:func:`_consistent`).
     DERIVED: ClassVar[Mapping[str, tuple[Any, bool]]] = {
-        "mode": (Annotated[str, Choice(MODES)], True), "dp": (bool, True), "neighbouring": (str, False)}
+        "mode": (Annotated[str, Choice(MODES)], True), "dp": (bool, True), "neighbouring": (str, False),
+        "warnings": (tuple[str, ...], False)}
 
     @property
     def exact(self) -> bool:
@@ -195,6 +200,11 @@ class AuditResult:
     def dp(self) -> bool:
         """True when every released number is differentially private."""
         return all(m.release.dp for m in self.measures.values())
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The block diagnostic's warnings (degenerate block structure), one per flagged criterion."""
+        return tuple(d.warning for d in self.diagnostics if d.warning)
 
     def __getitem__(self, name: str) -> MeasureResult:
         if name not in self.measures:
@@ -302,6 +312,8 @@ class AuditResult:
             "schema": SCHEMAS[self.schema_data_derived],
             **spent,
             "measures": {name: m.to_dict() for name, m in self.measures.items()},
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "warnings": list(self.warnings),
             "stages": list(self.stages),
         }
 
@@ -362,5 +374,6 @@ def _consistent(result: AuditResult, d: Doc, entries: Mapping[str, Doc]) -> None
             entry.fail(next(iter(m.details.to_dict()), "details"), f"holds {kind}-mode details in a {mode} result")
         extra = hook(m.details, "explanation")() if m.details is not None else None
         spent += [r.epsilon or 0.0] + ([extra[1]] if extra else [])
+    spent += [diag.epsilon for diag in result.diagnostics if diag.epsilon is not None]
     if result.epsilon is not None and not math.isclose(math.fsum(spent), result.epsilon, rel_tol=1e-9):
         d.fail("epsilon", f"is {result.epsilon:g} but the measures' releases spent {math.fsum(spent):g}")

@@ -16,6 +16,7 @@ from dpaudit._defaults import (  # the defaults the help shows, without importin
     DEFAULT_SEMANTICS,
     DEFAULT_WCNF_SEMANTICS,
     DEFAULT_WORK_LIMIT,
+    DIAGNOSTIC_SHARE,
     MAX_CLAUSES,
     MEASURE_TITLES,
 )
@@ -142,6 +143,10 @@ def fairness(
              "typed as the measure declares it; repeatable. The flags above are shorthands for it.",
     ),
     split: list[str] = typer.Option([], "--split", help="Budget share MEASURE=FRACTION; repeatable (default equal)."),
+    diagnostic_share: float = typer.Option(
+        DIAGNOSTIC_SHARE, "--diagnostic-share", help="Fraction of ε the block diagnostic may spend (the share of rows "
+                                                     "in blocks of < 20 rows; only when the public bound cannot rule "
+                                                     "out a warning); 0: not released (docs/privacy.md)."),
     ledger: Path | None = typer.Option(
         None, "--ledger", help="Privacy ledger file shared by every audit of these data: this audit's ε is "
                                "debited there, and refused if it does not fit in what remains."
@@ -183,7 +188,8 @@ def fairness(
         with spinner(f"reading {data}") as status:  # on a terminal's stderr only
             frame, resolved = _load_data(data, schema, infer_schema)
             result = audit(frame, criteria, measures=measure or None, epsilon=epsilon, exact=exact, schema=resolved,
-                           seed=seed, split=shares, budget=budget, engine=engine, progress=status, **options)
+                           seed=seed, split=shares, budget=budget, engine=engine, progress=status,
+                           diagnostic_share=diagnostic_share, **options)
     except BaseException:
         if new_ledger and ledger is not None and budget is not None and not budget.entries:
             for leftover in (ledger, Path(f"{ledger}.lock")):  # a refused first audit leaves no ledger

@@ -29,30 +29,29 @@ cells of P, columns the cells of O. Measures only ever see these arrays.
 The input is opened by :func:`~dpaudit.counting.frames.open_data` (an audit opens it once and
 passes the :class:`~dpaudit.counting.frames.Opened` to :func:`infer_schema` and
 :func:`count_tables`; given anything else, they open it themselves); the values become domain
-codes in :mod:`dpaudit.counting.encode`; this module plans the pass and assembles the tables, and
-reads domains off the data (:func:`infer_schema`).
+codes in :mod:`dpaudit.counting.encode`; this module plans the pass and assembles the tables
+(:mod:`dpaudit.counting.infer` reads domains off the data).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from dpaudit._errors import DataError
-from dpaudit._io import plain
 from dpaudit.counting.checks import check_counting
 from dpaudit.counting.encode import _column_codes, engine_frame
 from dpaudit.counting.frames import Opened, open_data
 from dpaudit.counting.keys import IntegerKey
 from dpaudit.criteria import Criterion
-from dpaudit.schema import Binned, Categorical, Domain, Schema, _is_missing
+from dpaudit.schema import Binned, Domain, Schema
 
-__all__ = ["CountTable", "count_tables", "distinct_values", "infer_schema", "UNION_MAX_CELLS"]
+__all__ = ["CountTable", "count_tables", "UNION_MAX_CELLS"]
 
 _COUNT = "__dpaudit_count__"
 #: The largest union of columns (product of the declared domain sizes) a lazy engine groups in one
@@ -307,52 +306,3 @@ def _group(frame: Any, columns: tuple[str, ...], schema: Schema, dtypes: dict[st
     codes = {c: _column_codes(c, schema[c], grouped.get_column(names[c]), dtypes[c], weights, raw_numbers=False,
                               key=keys.get(c)) for c in columns}
     return _Tally(columns, codes, weights, {c: sizes[c] for c in columns})
-
-
-def distinct_values(data: Any, columns: Sequence[str] | None = None) -> dict[str, list[Any]]:
-    """Distinct values of each column (including missing ones), computed by the data's engine;
-    ``data`` opened (:func:`~dpaudit.counting.frames.open_data`) or anything it opens."""
-    opened = data if isinstance(data, Opened) else open_data(data)
-    try:
-        available = list(opened.frame.collect_schema().names())
-        columns = available if columns is None else list(columns)
-        absent = [c for c in columns if c not in available]
-        if absent:
-            raise DataError(f"unknown column(s) {', '.join(map(repr, absent))}; the data have: {', '.join(available)}")
-        frame, names = opened.engine.positional_columns(opened.frame, columns)
-        out: dict[str, list[Any]] = {}
-        for col in columns:
-            uniq = frame.select(names[col]).unique()
-            uniq = uniq.collect() if hasattr(uniq, "collect") else uniq
-            out[col] = uniq.get_column(names[col]).to_list()
-        return out
-    finally:
-        if opened is not data:
-            opened.close()
-
-
-def infer_schema(data: Any, columns: Iterable[str] | None = None, *, missing_label: str = "Missing") -> Schema:
-    """Read categorical domains off the data (every distinct value becomes a category).
-
-    The result has ``data_derived=True``: it leaks which values occur, so releases computed with it
-    are **not** differentially private and say so. Missing entries become ``missing_label``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> infer_schema(pd.DataFrame({"a": ["y", "x", None]}))["a"]
-    Categorical(values=('x', 'y', 'Missing'), missing='Missing')
-    """
-    found = distinct_values(data, None if columns is None else list(columns))
-    doms: dict[str, Domain] = {}
-    for name, values in found.items():
-        present = [v for v in values if not _is_missing(v)]
-        has_missing = len(present) != len(values)
-        try:
-            present.sort()
-        except TypeError:
-            present.sort(key=repr)
-        if has_missing and missing_label not in present:
-            present.append(missing_label)
-        doms[name] = Categorical(tuple(plain(v) for v in present), missing=missing_label if has_missing else None)
-    return Schema(doms, data_derived=True, source="inferred from the data")

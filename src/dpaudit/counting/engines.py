@@ -64,7 +64,7 @@ class Engine(Protocol):
 
     def to_frame(self, data: Any, kinds: Mapping[str, str]) -> Any:
         """``data`` on this engine, as a frame narwhals wraps: a CSV/Parquet path read by the engine,
-        each column in ``kinds`` typed as declared (``"text"`` or ``"integer"``, as
+        each column in ``kinds`` typed as declared (``"text"``, ``"integer"`` or ``"words"``, as
         :func:`dpaudit.counting.files.open_file` types it), an in-memory frame or another engine's frame
         copied in."""
         return data

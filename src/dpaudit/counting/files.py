@@ -26,10 +26,12 @@ from typing import Any
 
 from dpaudit._errors import DataError
 
-__all__ = ["open_file", "connection", "FILE_SUFFIXES", "file_kind", "require_file", "refuse_repeated_header", "refuse_ragged_rows"]
+__all__ = ["open_file", "EVERY_COLUMN", "connection", "FILE_SUFFIXES", "file_kind", "require_file", "refuse_repeated_header", "refuse_ragged_rows"]
 
 FILE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".parquet", ".pq")
 _DELIMITERS = (",", ";", "\t", "|")
+#: The key of ``kinds`` (:func:`open_file`) that gives the kind of every column not named.
+EVERY_COLUMN = "*"
 
 
 def open_file(path: Path, kinds: Mapping[str, str] | None = None) -> tuple[Any, Any]:
@@ -39,7 +41,9 @@ def open_file(path: Path, kinds: Mapping[str, str] | None = None) -> tuple[Any, 
     a text column is read as text even when it looks numeric (categories ``"01"``, ``"02"`` must
     not become the integers 1, 2), and an integer column that DuckDB would read as booleans (its
     values are true/false or yes/no) is read as text, so those words are reported as outside the
-    declared domain instead of silently counting as 1 and 0. Raises DataError for a path that is not
+    declared domain instead of silently counting as 1 and 0. A ``"words"`` column (the kind of every
+    column under the key :data:`EVERY_COLUMN` when the schema is inferred) that DuckDB would read as
+    booleans is read as text too: the categories keep the file's words (``yes``/``no``). Raises DataError for a path that is not
     a readable data file or a file DuckDB cannot parse.
     """
     kinds = dict(kinds or {})
@@ -57,8 +61,9 @@ def open_file(path: Path, kinds: Mapping[str, str] | None = None) -> tuple[Any, 
         else:
             rel = con.read_csv(str(path), header=True)  # CSV files must start with a header row
             _refuse_malformed_csv(path, con, rel.columns)
+            kind = {c: kinds.get(c, kinds.get(EVERY_COLUMN)) for c in rel.columns}
             retype = {c: "VARCHAR" for c, t in zip(rel.columns, rel.types)
-                      if (kinds.get(c) == "text" and str(t) != "VARCHAR") or (kinds.get(c) == "integer" and str(t) == "BOOLEAN")}
+                      if (kind[c] == "text" and str(t) != "VARCHAR") or (kind[c] in ("integer", "words") and str(t) == "BOOLEAN")}
             if retype:
                 rel = con.read_csv(str(path), header=True, dtype=retype)
     except duckdb.Error as exc:

@@ -26,7 +26,7 @@ from typing import Any
 from dpaudit._errors import DataError
 from dpaudit.counting.checks import check_counting
 from dpaudit.counting.engines import DEFAULT_ENGINE, Engine, engine_of
-from dpaudit.counting.files import open_file
+from dpaudit.counting.files import EVERY_COLUMN, open_file
 from dpaudit.criteria import Criterion
 from dpaudit.schema import Categorical, Schema
 
@@ -70,7 +70,9 @@ def open_data(data: Any, criteria: Sequence[Criterion] = (), schema: Schema | st
     as it is.
 
     A file's declared categorical columns among the criteria's are read as ``schema`` declares them
-    (a :class:`~dpaudit.schema.Schema`; ``"infer"`` or None: as DuckDB reads them). ``engine`` is the
+    (a :class:`~dpaudit.schema.Schema`; None: as DuckDB reads them; ``"infer"``: as DuckDB reads
+    them, except that columns it would read as booleans, ``yes``/``no`` or ``true``/``false``, stay
+    text, the words of the file). ``engine`` is the
     counting engine or the name of one (:data:`dpaudit.counting.ENGINES`); the engine whose native
     frame ``data`` is counts it whatever the name. An engine that copies the data gets them after
     :func:`~dpaudit.counting.checks.check_counting` accepted the criteria on the data's columns.
@@ -81,6 +83,8 @@ def open_data(data: Any, criteria: Sequence[Criterion] = (), schema: Schema | st
     counter = engine_of(data, engine) if isinstance(engine, str) else engine
     declared = schema if isinstance(schema, Schema) else None
     kinds = declared_kinds(declared, [c for crit in criteria for c in crit.columns])
+    if isinstance(schema, str) and schema == "infer":  # inferred categories keep the file's words (yes/no)
+        kinds = {EVERY_COLUMN: "words"}
     if not counter.copies(data):
         frame, connection = _frame(data, kinds)
         return Opened(frame, counter, connection)

@@ -157,6 +157,8 @@ def _budget(result: AuditResult) -> str:
         if spent is not None:  # the details' own private release (U_TC's names)
             what, epsilon, mechanism = spent
             rows.append([f"{m.title}: {what}", epsilon, mechanism])
+    rows += [[f"block diagnostic: {d.criterion}", d.epsilon, "Laplace (OpenDP make_laplace)"]
+             for d in result.diagnostics if d.epsilon is not None]
     rows.append(["total of this audit", result.epsilon, "sequential composition (the ε add up)"])
     body = table(["release", "ε spent", "mechanism"], rows, numeric=[False, True, False])
     b = result.budget
@@ -177,7 +179,8 @@ def _budget(result: AuditResult) -> str:
 
 def _values(result: AuditResult) -> str:
     """Per measure: what it means, the figure of its value and interval, then the table of numbers."""
-    body = answer_box(result)
+    body = "".join(note("Degenerate blocks: " + w, "warn") for w in result.warnings)  # dpaudit.diagnostics
+    body += answer_box(result)
     if not result.exact:
         for m in result.measures.values():
             if m.value < 0:

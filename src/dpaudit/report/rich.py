@@ -52,6 +52,8 @@ def print_audit(result: AuditResult, console: Any = None) -> None:
         if m.details is not None:  # the details' own lines (repairs, top cells) or their field table
             for line in hook(m.details, "rich_lines")(m):
                 console.print(line)
+    for warning in result.warnings:  # the block diagnostic (dpaudit.diagnostics)
+        console.print(f"[bold yellow]warning, degenerate blocks:[/bold yellow] {warning}")
     reasons = sorted({reason for m in result.measures.values() for reason in m.release.reasons})
     for reason in reasons:
         console.print(f"[yellow]not DP:[/yellow] {reason}")

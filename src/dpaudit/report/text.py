@@ -42,6 +42,8 @@ def render_audit(result: AuditResult) -> str:
                 lines.append(f"      {str(c):<40} {v:.6g}{extra}")
         if m.details is not None:  # the details' own lines (top cells, repair status) or their field table
             lines += hook(m.details, "text_lines")(m)
+    if result.warnings:  # the block diagnostic (dpaudit.diagnostics)
+        lines += ["", "  WARNING, degenerate blocks:"] + [f"    - {w}" for w in result.warnings]
     reasons = sorted({reason for m in result.measures.values() for reason in m.release.reasons})
     if reasons:
         lines += ["", "  not DP because:"] + [f"    - {r}" for r in reasons]
