@@ -86,11 +86,11 @@ def test_binned_blocks_do_not_warn_and_spend_no_epsilon(singleton):
     frame, _, binned = singleton
     exact = dpaudit.audit(frame, CRIT, schema=binned, exact=True)
     assert exact.warnings == () and exact.diagnostics[0].small_share == 0.0 and exact.diagnostics[0].blocks == 4
-    dp = dpaudit.audit(frame, CRIT, schema=binned, epsilon=1.0, seed=4)
+    dp = dpaudit.audit(frame, CRIT, schema=binned, measures=("tvd",), epsilon=1.0, seed=4)
     assert dp.warnings == () and dp.diagnostics[0].kind == "public" and dp.diagnostics[0].epsilon is None
     assert dp.diagnostics[0].interval == (0.0, public_bound(4, N))
     # the public bound rules the warning out: the measures keep the whole ε, noise as with the diagnostic off
-    off = dpaudit.audit(frame, CRIT, schema=binned, epsilon=1.0, seed=4, diagnostic_share=0)
+    off = dpaudit.audit(frame, CRIT, schema=binned, measures=("tvd",), epsilon=1.0, seed=4, diagnostic_share=0)
     assert dp["tvd"].value == off["tvd"].value and dp["tvd"].release.epsilon == 1.0
 
 
@@ -111,7 +111,7 @@ def test_null_data_with_tiny_blocks_warn():
 
 def test_share_zero_releases_nothing_and_says_the_bound(singleton):
     frame, singletons, _ = singleton
-    res = dpaudit.audit(frame, CRIT, schema=singletons, epsilon=1.0, diagnostic_share=0)
+    res = dpaudit.audit(frame, CRIT, schema=singletons, measures=("tvd",), epsilon=1.0, diagnostic_share=0)
     (d,) = res.diagnostics
     assert d.kind == "public" and d.epsilon is None and d.interval == (0.0, 1.0)
     assert d.warning and "not checked" in d.warning and res["tvd"].release.epsilon == 1.0

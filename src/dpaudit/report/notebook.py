@@ -31,7 +31,7 @@ PYTHON_WORDING = (
     ("--ledger", "budget=Budget.open(path)"),
     ("--seed", "seed="),
 )
-_SECTION = re.compile(r'<section class="[^"]*" id="([^"]*)"><h2>(.*?)</h2>', re.S)
+_SECTION = re.compile(r'<section(?: class="[^"]*")? id="([^"]*)"><h2>(.*?)</h2>', re.S)
 _FLAG = re.compile(r"(?<![\w-])--(?=[a-z])")
 
 
