@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 import dpaudit
 from dpaudit import Categorical, Schema, audit
+from dpaudit._format import epsilon_text
 from dpaudit.cli import app
 from dpaudit.measures.contribution import marginal_differences
 from dpaudit.privacy import Budget
@@ -127,12 +128,13 @@ def test_dp_page_shows_every_released_number(dp_result, dp_page):
     doc = _doc(dp_result)
     for name in MEASURES:
         m = doc["measures"][name]
-        for number in (m["value"], *m["interval"], m["epsilon"], m["sensitivity"], m["scale"]):
+        for number in (m["value"], *m["interval"], m["sensitivity"], m["scale"]):
             assert f">{fmt(number)}<" in dp_page, (name, number)
+        assert f">{epsilon_text(m['epsilon'])}<" in dp_page, name  # ε: at most 3 significant digits
         assert "per_criterion" not in m
     release = doc["measures"]["tc"]["top_cells_release"]
-    assert f"ε = {fmt(release['epsilon'])}, scale {fmt(release['scale'])}" in dp_page
-    assert f">{fmt(doc['epsilon'])}<" in dp_page  # the audit's total ε
+    assert f"ε = {epsilon_text(release['epsilon'])}, scale {fmt(release['scale'])}" in dp_page
+    assert f">{epsilon_text(doc['epsilon'])}<" in dp_page  # the audit's total ε
 
 
 def test_dp_page_names_cells_privately_and_shows_no_md(dp_result, dp_page):

@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from dpaudit._format import epsilon_text
 from dpaudit.details import CellMDMap, mi_baseline
 from dpaudit.report._html import PALETTE, figure_svg, fmt, new_figure, note
 from dpaudit.results import AuditResult, MeasureResult
@@ -90,7 +91,7 @@ def _value_figure(result: AuditResult, m: MeasureResult) -> str:
         caption = f"{m.title}: exact value per criterion and their sum (no noise, so no interval)."
     else:
         caption = (f"{m.title}: released value {fmt(m.value)} (dot) with its 95% noise interval "
-                   f"[{fmt(m.release.interval[0])}, {fmt(m.release.interval[1])}] (bar), ε = {fmt(m.release.epsilon)}.")
+                   f"[{fmt(m.release.interval[0])}, {fmt(m.release.interval[1])}] (bar), ε = {epsilon_text(m.release.epsilon)}.")
     return figure_svg(fig, caption=caption, label=f"values-{m.name}")
 
 

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from dpaudit._format import epsilon_text
 from dpaudit.details import (
     BlockRepairDetail,
     PrivateTopCellsDetails,
@@ -80,8 +81,8 @@ def _top_cells(details: TopCellsDetails, result: AuditResult, m: MeasureResult) 
 def _private_top_cells(details: PrivateTopCellsDetails, result: AuditResult, m: MeasureResult) -> str | None:
     """U_TC, private: the cells named by report-noisy-top-k, in noisy rank order, and how they were named."""
     info = details.release
-    body = (f"<p>These cells were named privately by report-noisy-top-k ({esc(info.mechanism)}, "
-            f"ε = {esc(fmt(info.epsilon))}, scale {esc(fmt(info.scale))}), in noisy rank order: rank 1 is the "
+    body = (f"<p>These cells were named privately by {esc(info.mechanism)} ("
+            f"ε = {esc(epsilon_text(info.epsilon))}, scale {esc(fmt(info.scale))}), in noisy rank order: rank 1 is the "
             "cell the noisy selection ranked first, not necessarily the largest. Only their names are "
             "released; their MD values and row counts are not.</p>")
     rows = [[c.rank, c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—"]
