@@ -54,12 +54,12 @@ class NamedCell(_Cell):
     among the top cells as many as were named (None in documents written before it existed)."""
 
     rank: Annotated[int, Whole(minimum=1), REQUIRED] = 0
-    md: Annotated[float, Num()] | None = None
+    noisy_md: Annotated[float, Num()] | None = None
     reliability: Annotated[float, Rate()] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
-        return {k: v for k, v in out.items() if k not in ("md", "reliability") or v is not None}
+        return {k: v for k, v in out.items() if k not in ("noisy_md", "reliability") or v is not None}
 
 
 def describe_cell(cell: TopCell | NamedCell) -> str:
@@ -70,7 +70,7 @@ def describe_cell(cell: TopCell | NamedCell) -> str:
     if isinstance(cell, TopCell):
         parts += f" ({cell.sign}-represented, MD {cell.md:.4g}, {cell.count:,} rows vs {cell.expected:.1f} expected)"
     elif cell.reliability is not None:
-        parts += f" (reliability {cell.reliability:.2f}, noisy MD {cell.md:.2g})"
+        parts += f" (reliability {cell.reliability:.2f}, noisy MD {cell.noisy_md:.2g})"
     return parts
 
 

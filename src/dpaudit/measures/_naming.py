@@ -110,6 +110,6 @@ def private_top_cells(tables: Sequence[Any], m: int, *, epsilon: float, seed: in
     for rank, i in enumerate(chosen, 1):
         t = tables[int(owners[i])]
         index = tuple(int(v) for v in np.unravel_index(i - starts[int(owners[i])], t.counts.shape))
-        named.append(NamedCell(**_labels(t, index), rank=rank, md=mds[rank - 1],  # type: ignore[arg-type]
+        named.append(NamedCell(**_labels(t, index), rank=rank, noisy_md=mds[rank - 1],  # type: ignore[arg-type]
                                reliability=sure[rank - 1]))
     return PrivateTopCellsDetails(tuple(named), info, reliable)
