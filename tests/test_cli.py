@@ -64,9 +64,9 @@ def test_json_dp_mode(csv_file):
     assert tvd["interval"][1] - tvd["interval"][0] == pytest.approx(2 * tvd["scale"] * 2.995732, rel=1e-6)
     spent = [tvd["epsilon"], tc["epsilon"], tc["top_cells_release"]["epsilon"], tc["top_cells_reliability"]["epsilon"],
              repair["epsilon"]]
-    # U_TC's share: 1/4 value, 3/4 names (3/4 of it selects the cells, 1/4 releases their reliability)
+    # U_TC's share: 1/4 value, 3/4 names (4/5 of it selects the cells, 1/5 releases their reliability)
     assert tc["epsilon"] == pytest.approx(0.5 / 12) and repair["epsilon"] == pytest.approx(0.5 / 3)
-    assert tc["top_cells_release"]["epsilon"] == pytest.approx(0.5 / 3 * 9 / 16)
+    assert tc["top_cells_release"]["epsilon"] == pytest.approx(0.5 / 3 * 3 / 5)
     assert math.fsum(spent) == pytest.approx(0.5, rel=1e-12) and math.fsum(spent) <= 0.5 * (1 + 1e-12)
 
 
@@ -163,8 +163,8 @@ def test_tc_json_exact_and_dp(csv_file):
     assert dp.exit_code == 0, dp.output
     doc = json.loads(dp.stdout)["measures"]
     assert doc["tvd"]["epsilon"] == pytest.approx(0.4) and doc["tc"]["epsilon"] == pytest.approx(0.15)
-    assert doc["tc"]["top_cells_release"]["epsilon"] == pytest.approx(0.3375)
-    assert doc["tc"]["top_cells_reliability"]["epsilon"] == pytest.approx(0.1125)
+    assert doc["tc"]["top_cells_release"]["epsilon"] == pytest.approx(0.36)
+    assert doc["tc"]["top_cells_reliability"]["epsilon"] == pytest.approx(0.09)
     assert len(doc["tc"]["top_cells"]) == 2 and "md" not in doc["tc"]["top_cells"][0]  # no exact MD ...
     assert {"noisy_md", "reliability"} <= set(doc["tc"]["top_cells"][0])  # ... only released ones
     assert "per_criterion" not in doc["tc"]

@@ -2,9 +2,9 @@
 cells privately" and "How reliable the names are"; issue 26).
 
 Of U_TC's ε, :data:`NAMING_SHARE` (3/4) names cells when it names any, the rest releases the value. Of
-the naming ε, 1 − :data:`RELIABILITY_SHARE` (3/4) selects the m cells by report-noisy-top-k over the
+the naming ε, 1 − :data:`RELIABILITY_SHARE` (4/5) selects the m cells by report-noisy-top-k over the
 MD vector of every declared cell (L∞ sensitivity Δ∞ = 3/n, OpenDP ``make_noisy_top_k``), and
-:data:`RELIABILITY_SHARE` (1/4) releases, with OpenDP Laplace noise, the vector
+:data:`RELIABILITY_SHARE` (1/5) releases, with OpenDP Laplace noise, the vector
 
     v = (MD of named cell 1, …, MD of named cell m, t),   t = the (m+1)-th largest MD,
 
@@ -37,7 +37,7 @@ __all__ = ["NAMING_SHARE", "RELIABILITY_SHARE", "MD_LINF_TIGHT", "private_top_ce
 #: ε = 1 (benchmarks/bench_names.py): the value's sensitivity is so small that 1/4 of the ε still pins it.
 NAMING_SHARE = 0.75
 #: The share of the naming ε spent on the reliability release (the rest selects the cells).
-RELIABILITY_SHARE = 0.25
+RELIABILITY_SHARE = 0.2
 #: ‖ΔMD‖∞ · n: the tight bound of docs/privacy.md, "U_TC", Step 2′ (every |Δd| ≤ 1), which the
 #: reliability release uses (the selection declares 3/n, ``MD_LINF_SENSITIVITY``).
 MD_LINF_TIGHT = 1.0
@@ -52,7 +52,7 @@ def naming_epsilons(epsilon: float, m: int, candidates: int) -> tuple[float, flo
     Examples
     --------
     >>> naming_epsilons(0.25, 5, 442), naming_epsilons(0.25, 4, 4)
-    ((0.1875, 0.0625), (0.25, 0.0))
+    ((0.2, 0.05), (0.25, 0.0))
     """
     if m >= candidates:
         return epsilon, 0.0
