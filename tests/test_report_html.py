@@ -141,6 +141,10 @@ def test_dp_page_names_cells_privately_and_shows_no_md(dp_result, dp_page):
     assert _figures(dp_page) == ["values-tvd", "values-tc", "values-repair"]
     assert "in noisy rank order" in dp_page and "MD(a,p,o) values are not released" in dp_page
     named = dp_result["tc"].details.top_cells
+    # each name with its reliability and noisy MD (both released), and how they were released
+    assert "Reliability: the chance that a named cell truly is among the top" in dp_page
+    for c in named:
+        assert f'<td class="num">{fmt(c.reliability)}</td><td class="num">{fmt(c.noisy_md)}</td>' in dp_page
     text = _text(dp_page)
     rows = re.findall(r"<tr><td class=\"num\">(\d+)</td><td>([^<]+)</td>", dp_page)
     assert [(int(r), c) for r, c in rows] == [(c.rank, c.criterion) for c in named]

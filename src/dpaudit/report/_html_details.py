@@ -83,12 +83,18 @@ def _private_top_cells(details: PrivateTopCellsDetails, result: AuditResult, m: 
     info = details.release
     body = (f"<p>These cells were named privately by {esc(info.mechanism)} ("
             f"ε = {esc(epsilon_text(info.epsilon))}, scale {esc(fmt(info.scale))}), in noisy rank order: rank 1 is the "
-            "cell the noisy selection ranked first, not necessarily the largest. Only their names are "
-            "released; their MD values and row counts are not.</p>")
-    rows = [[c.rank, c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—"]
-            for c in details.top_cells]
-    body += table(["noisy rank", "criterion", "protected", "outcome", "admissible"], rows,
-                  numeric=[True, False, False, False, False])
+            "cell the noisy selection ranked first, not necessarily the largest. Their row counts and exact "
+            "MD values are not released.</p>")
+    sure = details.reliability
+    if sure is not None:
+        body += (f"<p>Reliability: the chance that a named cell truly is among the top {len(details.top_cells)}, "
+                 f"from a second release ({esc(sure.mechanism)}, ε = {esc(epsilon_text(sure.epsilon))}, scale "
+                 f"{esc(fmt(sure.scale))}) of the named cells' MD and of the next largest MD "
+                 f"({esc(fmt(sure.threshold))}, noisy); about 0.5 means it is as large as a cell left out.</p>")
+    rows = [[c.rank, c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—",
+             c.reliability, c.noisy_md] for c in details.top_cells]
+    body += table(["noisy rank", "criterion", "protected", "outcome", "admissible", "reliability", "noisy MD"], rows,
+                  numeric=[True, False, False, False, False, True, True])
     body += note("No heat map in DP mode: MD(a,p,o) values are not released (they are exact statistics of the "
                  "data). The data curator sees them with --exact.")
     return body
