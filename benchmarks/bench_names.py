@@ -27,8 +27,8 @@ import numpy as np
 import dpaudit
 from dpaudit.counting import count_tables
 from dpaudit.criteria import parse_criteria
-from dpaudit.measures._naming import NAMING_SHARE, naming_epsilons, private_top_cells
-from dpaudit.measures.contribution import MD_LINF_SENSITIVITY, marginal_differences
+from dpaudit.measures._naming import NAMING_SHARE, naming_epsilons
+from dpaudit.measures.contribution import MD_LINF_SENSITIVITY, marginal_differences, private_top_cells
 from dpaudit.privacy import noisy_top_k
 from dpaudit.privacy._mechanisms import noisy_top_k_draws
 

@@ -13,8 +13,8 @@ import pytest
 from dpaudit import Budget, Categorical, Schema, audit
 from dpaudit.counting import count_tables
 from dpaudit.criteria import parse_criteria
-from dpaudit.measures._naming import MD_LINF_TIGHT, NAMING_SHARE, RELIABILITY_SHARE, private_top_cells, reliability
-from dpaudit.measures.contribution import marginal_differences, top_cells_of_tables
+from dpaudit.measures._naming import MD_LINF_TIGHT, NAMING_SHARE, RELIABILITY_SHARE, reliability
+from dpaudit.measures.contribution import marginal_differences, private_top_cells, top_cells_of_tables
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from dpaudit._format import epsilon_text, plural
 from dpaudit._validation import positive
 from dpaudit.counting import DEFAULT_ENGINE, check_engine, count_tables, describe, engine_of, infer_schema, open_data
 from dpaudit.criteria import CriterionLike, parse_criteria
+from dpaudit.details import hook
 from dpaudit.measures import Measure, measure_from, option_fields, options_doc
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.privacy import Budget, exact_release, laplace_release
@@ -310,7 +311,8 @@ def audit(
         details = None
         if eps_explain > 0:
             details = m.private_details(tables, eps_explain, derive_seed(seed, index, 1))
-            mechanism = getattr(getattr(details, "release", None), "mechanism", "private selection")
+            explained = hook(details, "explanation")()  # (what, ε, mechanism): U_TC's names and their reliability
+            mechanism = explained[2] if explained else "private selection"
             stages.append(f"{m.title} explanation: {mechanism}, ε = {epsilon_text(eps_explain)}")
         results[m.name] = MeasureResult(m.name, m.title, release, None, details, m.options())
     return AuditResult(

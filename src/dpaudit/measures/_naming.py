@@ -24,14 +24,18 @@ fresh (independent of the selection), so ṽ_i is unbiased for MD_i even though 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 
-from dpaudit.details.contribution import NamedCell, PrivateTopCellsDetails, ReliabilityInfo, SelectionInfo
+from dpaudit.details.contribution import ReliabilityInfo, SelectionInfo
 
-__all__ = ["NAMING_SHARE", "RELIABILITY_SHARE", "MD_LINF_TIGHT", "private_top_cells", "reliability", "naming_epsilons"]
+__all__ = ["NAMING_SHARE", "RELIABILITY_SHARE", "MD_LINF_SENSITIVITY", "MD_LINF_TIGHT", "NamedRelease", "name_privately",
+           "reliability", "naming_epsilons"]
+
+#: L∞ replace-one sensitivity of the MD vector, times n, that the selection declares: no cell's MD moves
+#: by more than 3/n (docs/privacy.md, "U_TC", Step 2; Step 2′ tightens it to 1/n).
+MD_LINF_SENSITIVITY = 3.0
 
 #: The share of U_TC's ε spent on naming cells privately (when it names any): 3/4, measured on Adult at
 #: ε = 1 (benchmarks/bench_names.py): the value's sensitivity is so small that 1/4 of the ε still pins it.
@@ -39,8 +43,19 @@ NAMING_SHARE = 0.75
 #: The share of the naming ε spent on the reliability release (the rest selects the cells).
 RELIABILITY_SHARE = 0.2
 #: ‖ΔMD‖∞ · n: the tight bound of docs/privacy.md, "U_TC", Step 2′ (every |Δd| ≤ 1), which the
-#: reliability release uses (the selection declares 3/n, ``MD_LINF_SENSITIVITY``).
+#: reliability release uses (the selection declares 3/n, :data:`MD_LINF_SENSITIVITY`).
 MD_LINF_TIGHT = 1.0
+
+
+class NamedRelease(NamedTuple):
+    """What :func:`name_privately` releases: the chosen indices (noisy rank order), how they were chosen,
+    and per chosen cell its noisy MD and reliability (None without a reliability release)."""
+
+    chosen: tuple[int, ...]
+    selection: SelectionInfo
+    noisy_md: tuple[float | None, ...]
+    reliability: tuple[float | None, ...]
+    rated: ReliabilityInfo | None
 
 
 def naming_epsilons(epsilon: float, m: int, candidates: int) -> tuple[float, float]:
@@ -66,50 +81,35 @@ def reliability(noisy_md: float, noisy_threshold: float, scale: float) -> float:
     Examples
     --------
     >>> reliability(0.5, 0.5, 0.1), round(reliability(0.8, 0.5, 0.1), 4), round(reliability(0.2, 0.5, 0.1), 4)
-    (0.5, 0.9627, 0.0373)
+    (0.5, 0.9378, 0.0622)
     """
     z = (noisy_md - noisy_threshold) / scale
     tail = 0.5 * (1.0 + abs(z) / 2.0) * math.exp(-abs(z))
     return 1.0 - tail if z >= 0 else tail
 
 
-def private_top_cells(tables: Sequence[Any], m: int, *, epsilon: float, seed: int | None = None) -> PrivateTopCellsDetails:
-    """Name the m cells with the largest MD over all criteria, privately (domain cells only), each
-    with its noisy MD and reliability.
+def name_privately(scores: np.ndarray, m: int, *, n: int, epsilon: float, seed: int | None = None) -> NamedRelease:
+    """Select m of ``scores`` (the MD vector of every declared cell, n rows) privately and rate each.
 
     ``epsilon`` is the whole naming ε: :func:`naming_epsilons` splits it between the selection
-    (:func:`dpaudit.privacy.noisy_top_k`, ``scale = 2·m·(3/n)/ε_select``, only the names released, in
-    noisy rank order) and the reliability release (:func:`dpaudit.privacy.laplace_vector`, L1
+    (:func:`dpaudit.privacy.noisy_top_k`, ``scale = 2·m·(3/n)/ε_select``, only the indices released,
+    in noisy rank order) and the reliability release (:func:`dpaudit.privacy.laplace_vector`, L1
     sensitivity (m+1)/n). ``seed``: the seeded test path, not private.
     """
-    from dpaudit.measures.contribution import MD_LINF_SENSITIVITY, _labels, marginal_differences
     from dpaudit.privacy._mechanisms import derive_seed, laplace_vector, noisy_top_k
 
-    scores = np.concatenate([marginal_differences(t.counts).ravel() for t in tables])
-    owners = np.concatenate([np.full(t.counts.size, i) for i, t in enumerate(tables)])
     m = int(min(m, scores.size))
-    delta = MD_LINF_SENSITIVITY / tables[0].n
     eps_select, eps_reliability = naming_epsilons(epsilon, m, scores.size)
-    release = noisy_top_k(scores, m, sensitivity_linf=delta, epsilon=eps_select, seed=seed)
+    release = noisy_top_k(scores, m, sensitivity_linf=MD_LINF_SENSITIVITY / n, epsilon=eps_select, seed=seed)
     info = SelectionInfo(release.epsilon, release.mechanism, release.sensitivity_linf, release.scale, release.dp)
-    chosen = [int(i) for i in release.indices]
-    mds: list[float | None] = [None] * len(chosen)
-    sure: list[float | None] = [None] * len(chosen)
-    reliable = None
-    if eps_reliability > 0 and chosen:
-        threshold = float(np.partition(scores, scores.size - m - 1)[scores.size - m - 1])  # the (m+1)-th largest
-        vector = laplace_vector(np.append(scores[chosen], threshold), sensitivity_l1=(m + 1) * MD_LINF_TIGHT / tables[0].n,
-                                epsilon=eps_reliability, seed=derive_seed(seed, 1))
-        *noisy, noisy_threshold = vector.values
-        mds = list(noisy)
-        sure = [reliability(v, noisy_threshold, vector.scale) for v in noisy]
-        reliable = ReliabilityInfo(vector.epsilon, vector.mechanism, vector.sensitivity_l1, vector.scale,
-                                   noisy_threshold, vector.dp)
-    starts = np.cumsum([0] + [t.counts.size for t in tables])
-    named = []
-    for rank, i in enumerate(chosen, 1):
-        t = tables[int(owners[i])]
-        index = tuple(int(v) for v in np.unravel_index(i - starts[int(owners[i])], t.counts.shape))
-        named.append(NamedCell(**_labels(t, index), rank=rank, noisy_md=mds[rank - 1],  # type: ignore[arg-type]
-                               reliability=sure[rank - 1]))
-    return PrivateTopCellsDetails(tuple(named), info, reliable)
+    chosen = tuple(int(i) for i in release.indices)
+    if eps_reliability <= 0 or not chosen:
+        return NamedRelease(chosen, info, (None,) * len(chosen), (None,) * len(chosen), None)
+    threshold = float(np.partition(scores, scores.size - m - 1)[scores.size - m - 1])  # the (m+1)-th largest
+    vector = laplace_vector(np.append(scores[list(chosen)], threshold), sensitivity_l1=(m + 1) * MD_LINF_TIGHT / n,
+                            epsilon=eps_reliability, seed=derive_seed(seed, 1))
+    *noisy, noisy_threshold = vector.values
+    sure = tuple(reliability(v, noisy_threshold, vector.scale) for v in noisy)
+    rated = ReliabilityInfo(vector.epsilon, vector.mechanism, vector.sensitivity_l1, vector.scale, noisy_threshold,
+                            vector.dp)
+    return NamedRelease(chosen, info, tuple(noisy), sure, rated)

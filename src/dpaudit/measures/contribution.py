@@ -39,9 +39,9 @@ from dpaudit._defaults import (
 )
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import one_of, whole_number
-from dpaudit.details.contribution import CellMDMap, PrivateTopCellsDetails, TopCell, TopCellsDetails
+from dpaudit.details.contribution import CellMDMap, NamedCell, PrivateTopCellsDetails, TopCell, TopCellsDetails
 from dpaudit.measures._base import Measure, ReportSection
-from dpaudit.measures._naming import NAMING_SHARE, private_top_cells
+from dpaudit.measures._naming import MD_LINF_SENSITIVITY, NAMING_SHARE, name_privately
 from dpaudit.measures._neighbours import NeighbourPair, WorstCase, family_r, moved
 from dpaudit.measures._tables import as_blocks, signed_deviation
 
@@ -57,6 +57,7 @@ __all__ = [
     "cell_md_maps",
     "CELL_MODES",
     "MAX_MAP_CELLS",
+    "MD_LINF_SENSITIVITY",
     "K_ALL",
 ]
 
@@ -178,9 +179,6 @@ def _check_cells(cells: Any) -> str:
     return str(one_of("cells", cells, CELL_MODES))
 
 
-#: L∞ replace-one sensitivity of the MD vector, times n: no cell's MD moves by more than 3/n
-#: (docs/privacy.md, "U_TC").
-MD_LINF_SENSITIVITY = 3.0
 
 
 def _labels(table: Any, index: tuple[int, int, int]) -> dict[str, Any]:
@@ -227,6 +225,23 @@ def cell_md_maps(tables: Sequence[Any], *, cells: CellMode = DEFAULT_CELLS) -> t
             size,
         ))
     return tuple(maps)
+
+
+def private_top_cells(tables: Sequence[Any], m: int, *, epsilon: float, seed: int | None = None) -> PrivateTopCellsDetails:
+    """Name the m cells with the largest MD over all criteria privately (domain cells only), each with
+    its noisy MD and reliability (:func:`dpaudit.measures._naming.name_privately`, on the naming ε
+    ``epsilon``: the MD vector of every declared cell of every criterion). ``seed``: the seeded test
+    path, not private."""
+    scores = np.concatenate([marginal_differences(t.counts).ravel() for t in tables])
+    owners = np.concatenate([np.full(t.counts.size, i) for i, t in enumerate(tables)])
+    starts = np.cumsum([0] + [t.counts.size for t in tables])
+    out = name_privately(scores, m, n=tables[0].n, epsilon=epsilon, seed=seed)
+    named = []
+    for rank, (i, noisy, sure) in enumerate(zip(out.chosen, out.noisy_md, out.reliability), 1):
+        t = tables[int(owners[i])]
+        index = tuple(int(v) for v in np.unravel_index(i - starts[int(owners[i])], t.counts.shape))
+        named.append(NamedCell(**_labels(t, index), rank=rank, noisy_md=noisy, reliability=sure))  # type: ignore[arg-type]
+    return PrivateTopCellsDetails(tuple(named), out.selection, out.rated)
 
 
 @dataclass(frozen=True)
