@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from dpaudit._format import epsilon_text
+from dpaudit._format import epsilon_text, plural
 from dpaudit.details import CellMDMap, mi_baseline
 from dpaudit.report._html import PALETTE, figure_svg, fmt, new_figure, note
 from dpaudit.results import AuditResult, MeasureResult
@@ -58,7 +58,7 @@ def _value_figure(result: AuditResult, m: MeasureResult) -> str:
         values = list(m.per_criterion) + [m.value]
         lows, highs = values, values
     else:
-        labels = [f"sum over the {len(result.criteria)} criteri{'on' if len(result.criteria) == 1 else 'a'}"]
+        labels = [f"sum over the {plural(len(result.criteria), 'criterion', 'criteria')}"]
         values, lows, highs = [m.value], [m.release.interval[0]], [m.release.interval[1]]
     height = 1.4 + 0.42 * len(labels)
     fig, ax = new_figure(7.0, height)

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from dpaudit._format import epsilon_text
+from dpaudit._format import epsilon_text, plural
 from dpaudit.details import (
     BlockRepairDetail,
     PrivateTopCellsDetails,
@@ -130,7 +130,7 @@ def _repair(details: RepairDetails, result: AuditResult, m: MeasureResult) -> st
                       numeric=[False, True, False, False])
         rest = nonzero[_MAX_BLOCKS:]
         if rest:
-            body += (f"<p>{len(rest)} smaller block{'s' if len(rest) != 1 else ''} with "
+            body += (f"<p>{plural(len(rest), 'smaller block')} with "
                      f"{esc(fmt(math.fsum(b.value for b in rest)))} rows in all are not shown (the JSON lists "
                      "every block).</p>")
     return body

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit._document import renders
-from dpaudit._format import epsilon_text
+from dpaudit._format import epsilon_text, plural
 from dpaudit.details import hook, mi_baseline
 from dpaudit.measures import MEASURES, ReportSection
 from dpaudit.report._html import esc, fmt, fragment, key_values, note, page, section, table
@@ -97,7 +97,7 @@ def audit_sections(result: AuditResult) -> list[str]:
 
 def _headline(result: AuditResult) -> tuple[str, str]:
     title = "dpaudit fairness audit" + (f" — {result.source}" if result.source else "")
-    crits = f"{len(result.criteria)} criteri{'on' if len(result.criteria) == 1 else 'a'}"
+    crits = plural(len(result.criteria), "criterion", "criteria")
     if result.exact:
         mode = "exact values for the data curator (NOT differentially private)"
     else:
