@@ -81,8 +81,8 @@ def _top_cells(details: TopCellsDetails, result: AuditResult, m: MeasureResult) 
 def _private_top_cells(details: PrivateTopCellsDetails, result: AuditResult, m: MeasureResult) -> str | None:
     """U_TC, private: the cells named by report-noisy-top-k, in noisy rank order, and how they were named."""
     info = details.release
-    body = (f"<p>These cells were named privately by {esc(info.mechanism)} ("
-            f"ε = {esc(epsilon_text(info.epsilon))}, scale {esc(fmt(info.scale))}), in noisy rank order: rank 1 is the "
+    body = (f"<p>These cells were named privately by {esc(info.mechanism)}, with "
+            f"ε = {esc(epsilon_text(info.epsilon))}, scale {esc(fmt(info.scale))}, in noisy rank order: rank 1 is the "
             "cell the noisy selection ranked first, not necessarily the largest. Their row counts and exact "
             "MD values are not released.</p>")
     sure = details.reliability
@@ -95,7 +95,7 @@ def _private_top_cells(details: PrivateTopCellsDetails, result: AuditResult, m: 
              c.reliability, c.noisy_md] for c in details.top_cells]
     body += table(["noisy rank", "criterion", "protected", "outcome", "admissible", "reliability", "noisy MD"], rows,
                   numeric=[True, False, False, False, False, True, True])
-    body += note("No heat map in DP mode: MD(a,p,o) values are not released (they are exact statistics of the "
+    body += note("No heat map in DP mode: exact MD(a,p,o) values are not released (they are exact statistics of the "
                  "data). The data curator sees them with --exact.")
     return body
 
