@@ -63,8 +63,10 @@ def test_json_dp_mode(csv_file):
     assert tvd["dp"] is True and tvd["epsilon"] == pytest.approx(0.5 / 2) and "per_criterion" not in tvd
     assert tvd["scale"] == pytest.approx(16 / 100 / (0.5 / 2))
     assert tvd["interval"][1] - tvd["interval"][0] == pytest.approx(2 * tvd["scale"] * 2.995732, rel=1e-6)
-    spent = [tvd["epsilon"], tc["epsilon"], tc["top_cells_release"]["epsilon"]]
-    assert tc["epsilon"] == pytest.approx(0.5 / 4)
+    spent = [tvd["epsilon"], tc["epsilon"], tc["top_cells_release"]["epsilon"], tc["top_cells_reliability"]["epsilon"]]
+    # U_TC's share: 1/4 value, 3/4 names (4/5 of it selects the cells, 1/5 releases their reliability)
+    assert tc["epsilon"] == pytest.approx(0.5 / 8)
+    assert tc["top_cells_release"]["epsilon"] == pytest.approx(0.5 / 2 * 3 / 5)
     assert math.fsum(spent) == pytest.approx(0.5, rel=1e-12) and math.fsum(spent) <= 0.5 * (1 + 1e-12)
 
 
@@ -160,9 +162,11 @@ def test_tc_json_exact_and_dp(csv_file):
              "--split", "tvd=0.4", "--split", "tc=0.6", "--name-cells", "2", "--json")
     assert dp.exit_code == 0, dp.output
     doc = json.loads(dp.stdout)["measures"]
-    assert doc["tvd"]["epsilon"] == pytest.approx(0.4) and doc["tc"]["epsilon"] == pytest.approx(0.3)
-    assert doc["tc"]["top_cells_release"]["epsilon"] == pytest.approx(0.3)
-    assert len(doc["tc"]["top_cells"]) == 2 and "md" not in doc["tc"]["top_cells"][0]
+    assert doc["tvd"]["epsilon"] == pytest.approx(0.4) and doc["tc"]["epsilon"] == pytest.approx(0.15)
+    assert doc["tc"]["top_cells_release"]["epsilon"] == pytest.approx(0.36)
+    assert doc["tc"]["top_cells_reliability"]["epsilon"] == pytest.approx(0.09)
+    assert len(doc["tc"]["top_cells"]) == 2 and "md" not in doc["tc"]["top_cells"][0]  # no exact MD ...
+    assert {"noisy_md", "reliability"} <= set(doc["tc"]["top_cells"][0])  # ... only released ones
     assert "per_criterion" not in doc["tc"]
 
 

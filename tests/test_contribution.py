@@ -139,15 +139,22 @@ def test_audit_dp_names_cells_privately(frame_and_schema):
     df, schema = frame_and_schema
     res = audit(df, ["sex ⊥ income | age"], measures=("tc",), k=2, schema=schema, epsilon=50.0, name_cells=2)
     tc = res["tc"]
-    assert tc.release.epsilon == pytest.approx(25.0)  # half of U_TC's share goes to naming cells
+    assert tc.release.epsilon == pytest.approx(12.5)  # 3/4 of U_TC's share goes to naming cells
     named = tc.extras["top_cells"]
     assert [c["rank"] for c in named] == [1, 2]
-    assert all(set(c) == {"rank", "criterion", "protected", "outcome", "admissible"} for c in named)
+    assert all(set(c) == {"rank", "criterion", "protected", "outcome", "admissible", "noisy_md", "reliability"}
+               for c in named)
     assert all(c["admissible"] == {"age": "old"} for c in named)  # high ε: the true top block
-    info = tc.extras["top_cells_release"]
-    assert info["dp"] and info["epsilon"] == pytest.approx(25.0) and "OpenDP" in info["mechanism"]
-    assert info["scale"] == pytest.approx(2 * 2 * 3 / 4000 / 25.0)
+    info = tc.extras["top_cells_release"]  # 4/5 of the naming ε selects the cells ...
+    assert info["dp"] and info["epsilon"] == pytest.approx(30.0) and "OpenDP" in info["mechanism"]
+    assert info["scale"] == pytest.approx(2 * 2 * 3 / 4000 / 30.0)
+    sure = tc.extras["top_cells_reliability"]  # ... 1/5 releases their MD and the 3rd largest MD
+    assert sure["dp"] and sure["epsilon"] == pytest.approx(7.5) and "OpenDP" in sure["mechanism"]
+    assert sure["sensitivity_l1"] == pytest.approx(3 / 4000) and sure["scale"] == pytest.approx(3 / 4000 / 7.5)
+    assert all(0 < c["reliability"] < 1 for c in named)  # ties with 2 cells left out: tests/test_names.py
     assert res.dp
+    four = audit(df, ["sex ⊥ income | age"], measures=("tc",), k=2, schema=schema, epsilon=50.0, name_cells=4)
+    assert all(c.reliability > 0.99 for c in four["tc"].details.top_cells)  # the whole top block: surely right
 
 
 def test_dp_naming_off_spends_all_on_the_value(frame_and_schema):

@@ -253,9 +253,10 @@ def test_parse_criteria_tuple_and_generator():
     assert len(parse_criteria(s for s in ["a ⊥ b"])) == 1
 
 
-def test_parse_criteria_keeps_duplicates():
-    # F is a list: repeating a criterion counts it twice in the sum over F
-    assert len(parse_criteria(["a ⊥ b", "a _|_ b"])) == 2
+def test_parse_criteria_refuses_duplicates():
+    # a repeated criterion would be summed twice over F (issue 26): refused, once, here
+    with pytest.raises(CriterionError, match=r"criterion 'a ⊥ b' is given twice \(criteria 1 and 2\)"):
+        parse_criteria(["a ⊥ b", "a _|_ b"])
 
 
 @pytest.mark.parametrize("empty", [[], (), iter([])])

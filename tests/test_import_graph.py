@@ -130,7 +130,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundations", ("dpaudit._errors", "dpaudit._validation", "dpaudit._io", "dpaudit._arrays", "dpaudit._version",
                      "dpaudit._checks", "dpaudit._fields", "dpaudit._document", "dpaudit._views", "dpaudit._lazy",
-                     "dpaudit._defaults", "dpaudit.mia._defaults", "dpaudit.schema", "dpaudit.criteria",
+                     "dpaudit._defaults", "dpaudit._format", "dpaudit.mia._defaults", "dpaudit.schema", "dpaudit.criteria",
                      "dpaudit._progress")),
     ("counting", ("dpaudit.counting",)),
     ("privacy", ("dpaudit.privacy",)),

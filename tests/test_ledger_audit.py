@@ -86,10 +86,10 @@ def test_cli_audits_share_the_ledger_until_it_is_spent(files):
     shown = runner.invoke(app, ["ledger", str(ledger), "--json"])
     doc = json.loads(shown.stdout)
     assert doc["total_epsilon"] == 1 and doc["remaining"] == pytest.approx(0.4)
-    # the default measures share the audit's ε equally; U_TC's share is half value, half named cells
+    # the default measures share the audit's ε equally; U_TC's share is 1/4 value, 3/4 named cells
     entries = {e["label"]: e["epsilon"] for e in doc["entries"]}
     assert list(entries) == ["tvd", "tc", "tc: explanation"]
-    assert entries == pytest.approx({"tvd": 0.3, "tc": 0.15, "tc: explanation": 0.15})
+    assert entries == pytest.approx({"tvd": 0.3, "tc": 0.075, "tc: explanation": 0.225})
     assert math.fsum(entries.values()) == pytest.approx(0.6, rel=1e-12)
     text = runner.invoke(app, ["ledger", str(ledger)])
     assert "total ε = 1, spent 0.6, remaining 0.4 (3 debits)" in text.stdout

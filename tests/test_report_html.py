@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 import dpaudit
 from dpaudit import Categorical, Schema, audit
+from dpaudit._format import epsilon_text
 from dpaudit.cli import app
 from dpaudit.measures.contribution import marginal_differences
 from dpaudit.privacy import Budget
@@ -127,18 +128,23 @@ def test_dp_page_shows_every_released_number(dp_result, dp_page):
     doc = _doc(dp_result)
     for name in MEASURES:
         m = doc["measures"][name]
-        for number in (m["value"], *m["interval"], m["epsilon"], m["sensitivity"], m["scale"]):
+        for number in (m["value"], *m["interval"], m["sensitivity"], m["scale"]):
             assert f">{fmt(number)}<" in dp_page, (name, number)
+        assert f">{epsilon_text(m['epsilon'])}<" in dp_page, name  # ε: at most 3 significant digits
         assert "per_criterion" not in m
     release = doc["measures"]["tc"]["top_cells_release"]
-    assert f"ε = {fmt(release['epsilon'])}, scale {fmt(release['scale'])}" in dp_page
-    assert f">{fmt(doc['epsilon'])}<" in dp_page  # the audit's total ε
+    assert f"ε = {epsilon_text(release['epsilon'])}, scale {fmt(release['scale'])}" in dp_page
+    assert f">{epsilon_text(doc['epsilon'])}<" in dp_page  # the audit's total ε
 
 
 def test_dp_page_names_cells_privately_and_shows_no_md(dp_result, dp_page):
     assert _figures(dp_page) == ["values-tvd", "values-tc", "values-repair"]
     assert "in noisy rank order" in dp_page and "MD(a,p,o) values are not released" in dp_page
     named = dp_result["tc"].details.top_cells
+    # each name with its reliability and noisy MD (both released), and how they were released
+    assert "Reliability: the chance that a named cell truly is among the top" in dp_page
+    for c in named:
+        assert f'<td class="num">{fmt(c.reliability)}</td><td class="num">{fmt(c.noisy_md)}</td>' in dp_page
     text = _text(dp_page)
     rows = re.findall(r"<tr><td class=\"num\">(\d+)</td><td>([^<]+)</td>", dp_page)
     assert [(int(r), c) for r, c in rows] == [(c.rank, c.criterion) for c in named]

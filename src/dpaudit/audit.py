@@ -17,10 +17,12 @@ from typing import Any
 from dpaudit._audit_args import NO_PRIVACY_CHOICE, PYTHON_HINT, left_out_note, resolve_measures, split_budget
 from dpaudit._defaults import DEFAULT_MEASURES
 from dpaudit._errors import DPAuditError, SchemaError
+from dpaudit._format import epsilon_text, plural
 from dpaudit._progress import progress_callback
 from dpaudit._validation import positive
 from dpaudit.counting import DEFAULT_ENGINE, check_engine, count_tables, describe, engine_of, infer_schema, open_data
 from dpaudit.criteria import CriterionLike, parse_criteria
+from dpaudit.details import hook
 from dpaudit.diagnostics import DIAGNOSTIC_SHARE, check_share, diagnose_exact, diagnose_private, diagnostic_epsilon
 from dpaudit.measures import Measure, options_doc
 from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
@@ -190,8 +192,9 @@ def audit(
     with counter.errors("the data"), open_data(data, crits, schema, counter) as opened:
         resolved = _resolve_schema(opened, schema)
         if progress is not None:
-            progress(f"counting rows for {len(crits)} criteria")
+            progress(f"counting rows for {plural(len(crits), 'criterion', 'criteria')}")
         tables = count_tables(opened, crits, resolved)
+        opened_columns = list(opened.frame.columns) if source is None else []
     not_dp = ("domains were inferred from the data (infer_schema), which leaks which values occur",) if resolved.data_derived else ()
 
     n = tables[0].n
@@ -230,11 +233,12 @@ def audit(
             debits.append((m.name, shares[m.name] - eps_explain))
             if eps_explain > 0:
                 debits.append((f"{m.name}: explanation", eps_explain))
-        ledger.spend_many(debits)
+        ledger.spend_many(debits, about={"data": source if source is not None else _fingerprint(opened_columns, n),
+                                         "criteria": [str(c) for c in crits]})
         diagnostics = diagnose_private(tables, n, eps_diagnostic, seed=seed, reasons=not_dp)
         if eps_diagnostic > 0:
             stages.append(f"block diagnostic: soft share of rows in small blocks + Laplace (OpenDP make_laplace), "
-                          f"ε = {eps_diagnostic:g} ({diagnostic_share:g} of ε), sensitivity 2/n per criterion")
+                          f"ε = {epsilon_text(eps_diagnostic)} ({diagnostic_share:g} of ε), sensitivity 2/n per criterion")
     results: dict[str, MeasureResult] = {}
     for index, (m, assessment, exact_value, sensitivity) in enumerate(assessed):
         per = assessment.per_criterion
@@ -242,7 +246,7 @@ def audit(
         if epsilon is None:
             release = exact_release(exact_value, sensitivity=sensitivity)
             results[m.name] = MeasureResult(m.name, m.title, release, tuple(per), assessment.details, m.options())
-            stages.append(f"{m.title}: exact sum over {len(crits)} criteria (no noise, curator-only; {formula})")
+            stages.append(f"{m.title}: exact sum over {plural(len(crits), 'criterion', 'criteria')} (no noise, curator-only; {formula})")
             continue
         eps = shares[m.name]
         eps_explain = eps * shares_explained[m.name]
@@ -251,14 +255,15 @@ def audit(
         release = laplace_release(exact_value, sensitivity=sensitivity, epsilon=eps_value,
                                   seed=derive_seed(seed, index, 0), reasons=not_dp + assessment.caveats)
         stages.append(
-            f"{m.title}: sum over {len(crits)} criteria + {release.mechanism}, ε = {eps_value:g}, "
+            f"{m.title}: sum over {plural(len(crits), 'criterion', 'criteria')} + {release.mechanism}, ε = {epsilon_text(eps_value)}, "
             f"{formula}, scale {release.scale:.4g}"
         )
         details = None
         if eps_explain > 0:
             details = m.private_details(tables, eps_explain, derive_seed(seed, index, 1))
-            mechanism = getattr(getattr(details, "release", None), "mechanism", "private selection")
-            stages.append(f"{m.title} explanation: {mechanism}, ε = {eps_explain:g}")
+            explained = hook(details, "explanation")()  # (what, ε, mechanism): U_TC's names and their reliability
+            mechanism = explained[2] if explained else "private selection"
+            stages.append(f"{m.title} explanation: {mechanism}, ε = {epsilon_text(eps_explain)}")
         results[m.name] = MeasureResult(m.name, m.title, release, None, details, m.options())
     if measures is None:
         stages.append(left_out_note(PYTHON_HINT))
@@ -279,6 +284,12 @@ def audit(
 if audit.__doc__:  # the measures' options and the engines, written from the registries (python -OO drops docstrings)
     audit.__doc__ = audit.__doc__.replace("{options}", options_doc()).replace(
         "{engines}", "\n".join(f"        - {line}" for line in describe()))
+
+
+def _fingerprint(columns: Sequence[Any], n: int) -> str:
+    from dpaudit.privacy._ledger_entries import data_fingerprint
+
+    return data_fingerprint([str(c) for c in columns], n)
 
 
 def _budget_state(budget: Budget) -> BudgetState:

@@ -121,6 +121,14 @@ def parse_criteria(criteria: CriterionLike | Iterable[CriterionLike]) -> tuple[C
     --------
     >>> [str(c) for c in parse_criteria(["sex ⊥ income", "race ⊥ income | age"])]
     ['sex ⊥ income', 'race ⊥ income | age']
+
+    A criterion given twice (the same columns on each side, in any order) is refused: its value would
+    be summed twice into every measure.
+
+    >>> parse_criteria(["sex ⊥ income", "race ⊥ income", "sex ⊥ income"])
+    Traceback (most recent call last):
+    ...
+    dpaudit._errors.CriterionError: criterion 'sex ⊥ income' is given twice (criteria 1 and 3): each would be summed into the measures once more; give it once
     """
     if isinstance(criteria, (str, Criterion)):
         criteria = [criteria]
@@ -136,6 +144,14 @@ def parse_criteria(criteria: CriterionLike | Iterable[CriterionLike]) -> tuple[C
             raise CriterionError(f"expected a Criterion or a string like 'sex ⊥ income', got {item!r}")
     if not out:
         raise CriterionError("no criteria given; pass at least one, e.g. 'sex ⊥ income'")
+    first: dict[tuple[frozenset[str], ...], int] = {}
+    for i, crit in enumerate(out, 1):
+        key = (frozenset(crit.protected), frozenset(crit.outcome), frozenset(crit.admissible))
+        if key in first:
+            again = "" if str(out[first[key] - 1]) == str(crit) else f" (as {str(out[first[key] - 1])!r})"
+            raise CriterionError(f"criterion {str(crit)!r} is given twice{again} (criteria {first[key]} and {i}): each "
+                                 "would be summed into the measures once more; give it once")
+        first[key] = i
     return tuple(out)
 
 

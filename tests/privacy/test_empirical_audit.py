@@ -73,7 +73,9 @@ def test_broken_mechanism_is_caught(report):
 def test_budget_split_composes(report):
     comp = report.composition
     assert comp["ok"], comp["problem"]
-    assert comp["releases"] == pytest.approx({"tc value": 0.1, "tc names": 0.1, "repair value": 0.8})
+    # U_TC's 0.2: 1/4 value, 3/4 names (of which 4/5 select the cell and 1/5 release its reliability)
+    assert comp["releases"] == pytest.approx({"tc value": 0.05, "tc names": 0.12, "tc names reliability": 0.03,
+                                              "repair value": 0.8})
     assert comp["sum"] == pytest.approx(sc.EPSILON) and comp["spent"] == pytest.approx(sc.EPSILON)
     joint = next(c for c in report.checks if c.name == "split: joint")
     parts = [c for c in report.checks if c.name.startswith("split: ") and c is not joint]

@@ -7,12 +7,25 @@ The commands live in one module per group (:mod:`~dpaudit.cli.fairness`, :mod:`~
 :mod:`~dpaudit.cli.mia`, :mod:`~dpaudit.cli.ledger`, :mod:`~dpaudit.cli.report`, :mod:`~dpaudit.cli.selfcheck`), registered on the one application of :mod:`~dpaudit.cli._app`.
 """
 
+import typer
+
 from dpaudit.cli import datasets, fairness, ledger, mia, report, selfcheck  # noqa: F401  (registers the commands)
 from dpaudit.cli._app import app
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from dpaudit._version import __version__
+
+        typer.echo(f"dpaudit {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print dpaudit's version and exit.",
+                                 callback=_print_version, is_eager=True),
+) -> None:
     """dpaudit: fairness audits of sensitive data under differential privacy."""
 
 

@@ -13,6 +13,7 @@ from dpaudit._defaults import (  # the defaults the help shows, without importin
     DEFAULT_K,
     DEFAULT_MEASURES,
     DEFAULT_NAME_CELLS,
+    DEFAULT_PRIVATE_NAME_CELLS,
     DEFAULT_SEMANTICS,
     DEFAULT_WCNF_SEMANTICS,
     DEFAULT_WORK_LIMIT,
@@ -21,6 +22,7 @@ from dpaudit._defaults import (  # the defaults the help shows, without importin
     MEASURE_TITLES,
 )
 from dpaudit._errors import DPAuditError
+from dpaudit._format import epsilon_text
 from dpaudit.cli._app import Saves, app, fail, output_path, save_option, spinner, user_errors, write_json, wrote
 from dpaudit.counting import DEFAULT_ENGINE, check_engine, describe
 
@@ -125,8 +127,9 @@ def fairness(
     cells: str | None = typer.Option(None, "--cells", help="U_TC: rank 'domain' cells (all declared) or "
                                         f"'observed' ones (default {DEFAULT_CELLS})."),
     name_cells: int | None = typer.Option(
-        None, "--name-cells", help=f"U_TC: top cells to name (default {DEFAULT_NAME_CELLS}; with --epsilon, named privately; 0: the value "
-                              "alone, no cells or MD maps)."
+        None, "--name-cells", help=f"U_TC: top cells to name (default {DEFAULT_NAME_CELLS} with --exact; with --epsilon "
+                              f"{DEFAULT_PRIVATE_NAME_CELLS}, named privately, each with its reliability; 0: the "
+                              "value alone, no cells or MD maps)."
     ),
     semantics: str | None = typer.Option(None, "--semantics", help="U_R: repair semantics ci, bag or set "
                                             f"(default {DEFAULT_SEMANTICS})."),
@@ -209,8 +212,8 @@ def fairness(
         print_audit(result)
     saves.write(json_on_stdout=as_json)
     if budget is not None:
-        typer.echo(f"ledger {ledger}: spent ε = {budget.spent:g} of {budget.total_epsilon:g}, "
-                   f"{budget.remaining:g} remains", err=True)
+        typer.echo(f"ledger {ledger}: spent ε = {epsilon_text(budget.spent)} of {epsilon_text(budget.total_epsilon)}, "
+                   f"{epsilon_text(budget.remaining)} remains", err=True)
 
 
 def _open_ledger(path: Path, total: float | None) -> Any:

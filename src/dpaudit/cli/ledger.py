@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from dpaudit._format import epsilon_text, plural
 from dpaudit.cli._app import app, fail, user_errors
 
 
@@ -26,11 +27,16 @@ def ledger_command(
     if as_json:
         doc = {"path": str(path), "total_epsilon": budget.total_epsilon, "spent": budget.spent,
                "remaining": budget.remaining,
-               "entries": [{"label": e.label, "epsilon": e.epsilon, "time": e.time, "pid": e.pid, "id": e.id}
-                           for e in entries]}
+               "entries": [{"label": e.label, "epsilon": e.epsilon, "time": e.time, "pid": e.pid, "id": e.id,
+                            "data": e.data, "criteria": list(e.criteria)} for e in entries]}
         typer.echo(json.dumps(doc, indent=2))
         return
-    typer.echo(f"ledger {path}: total ε = {budget.total_epsilon:g}, spent {budget.spent:g}, "
-               f"remaining {budget.remaining:g} ({len(entries)} debit{'s' if len(entries) != 1 else ''})")
+    typer.echo(f"ledger {path}: total ε = {epsilon_text(budget.total_epsilon)}, spent {epsilon_text(budget.spent)}, "
+               f"remaining {epsilon_text(budget.remaining)} ({plural(len(entries), 'debit')})")
+    spent_on = None
     for e in entries:
-        typer.echo(f"  {e.time}  ε = {e.epsilon:<10g} {e.label}  (pid {e.pid})")
+        if (e.data, e.criteria) != spent_on:  # the debits of one audit share its data and criteria: say them once
+            spent_on = (e.data, e.criteria)
+            if e.data is not None or e.criteria:
+                typer.echo(f"  on {e.data or 'unrecorded data'}: {'; '.join(e.criteria) or 'no criteria recorded'}")
+        typer.echo(f"  {e.time}  ε = {epsilon_text(e.epsilon):<6} {e.label}  (pid {e.pid})")

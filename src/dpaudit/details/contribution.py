@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
+from dpaudit._checks import Rate
 from dpaudit._document import Doc, items, number
 from dpaudit._fields import REQUIRED, Choice, Key, Num, Whole, read_fields
 from dpaudit.details._base import Details, Labels, _plain_fields, _PlainRecord
@@ -14,8 +15,8 @@ from dpaudit.details._base import Details, Labels, _plain_fields, _PlainRecord
 if TYPE_CHECKING:
     from dpaudit.results import MeasureResult
 
-__all__ = ["TopCell", "NamedCell", "SelectionInfo", "CellMDMap", "TopCellsDetails", "PrivateTopCellsDetails",
-           "describe_cell", "SIGNS"]
+__all__ = ["TopCell", "NamedCell", "SelectionInfo", "ReliabilityInfo", "CellMDMap", "TopCellsDetails",
+           "PrivateTopCellsDetails", "describe_cell", "SIGNS"]
 
 #: How a top cell departs from independence: more rows than it predicts, fewer, or neither.
 SIGNS = ("over", "under", "none")
@@ -48,9 +49,17 @@ class TopCell(_Cell):
 
 @dataclass(frozen=True)
 class NamedCell(_Cell):
-    """A cell named by a private selection; only its name and noisy rank are released."""
+    """A cell named by a private selection: its name and noisy rank, and (from a second, Laplace
+    release, :class:`ReliabilityInfo`) its noisy MD and ``reliability``, the chance that it truly is
+    among the top cells as many as were named (None in documents written before it existed)."""
 
     rank: Annotated[int, Whole(minimum=1), REQUIRED] = 0
+    noisy_md: Annotated[float, Num()] | None = None
+    reliability: Annotated[float, Rate()] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        return {k: v for k, v in out.items() if k not in ("noisy_md", "reliability") or v is not None}
 
 
 def describe_cell(cell: TopCell | NamedCell) -> str:
@@ -60,6 +69,8 @@ def describe_cell(cell: TopCell | NamedCell) -> str:
         parts += " | " + ", ".join(f"{k}={v}" for k, v in cell.admissible.items())
     if isinstance(cell, TopCell):
         parts += f" ({cell.sign}-represented, MD {cell.md:.4g}, {cell.count:,} rows vs {cell.expected:.1f} expected)"
+    elif cell.reliability is not None:
+        parts += f" (reliability {cell.reliability:.2f}, noisy MD {cell.noisy_md:.2g})"
     return parts
 
 
@@ -71,6 +82,22 @@ class SelectionInfo(_PlainRecord):
     mechanism: str
     sensitivity_linf: Annotated[float, Num(low=0)]
     scale: Annotated[float, Num(low=0)]
+    dp: bool
+
+
+@dataclass(frozen=True)
+class ReliabilityInfo(_PlainRecord):
+    """How the named cells' reliability was released (docs/privacy.md, "How reliable the names are").
+
+    One Laplace vector release of the named cells' MD and of ``threshold``, the MD of the (m+1)-th
+    largest cell (None when every cell was named: each is then surely among the top m), with L1
+    sensitivity (m+1)/n; ``scale`` is the noise of each of these numbers."""
+
+    epsilon: Annotated[float, Num(low=0, low_open=True)]
+    mechanism: str
+    sensitivity_l1: Annotated[float, Num(low=0)]
+    scale: Annotated[float, Num(low=0)]
+    threshold: Annotated[float, Num()] | None
     dp: bool
 
 
@@ -169,15 +196,23 @@ class PrivateTopCellsDetails(_CellList):
 
     top_cells: tuple[NamedCell, ...]
     release: Annotated[SelectionInfo, Key("top_cells_release")]
-    _how = "named privately, noisy rank order"
+    reliability: Annotated[ReliabilityInfo, Key("top_cells_reliability")] | None = None
+    _how = "named privately, noisy rank order; reliability = chance each is truly among the top as many"
     released_in: ClassVar[str | None] = "dp"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"top_cells": [c.to_dict() for c in self.top_cells], "top_cells_release": self.release.to_dict()}
+        out = {"top_cells": [c.to_dict() for c in self.top_cells], "top_cells_release": self.release.to_dict()}
+        if self.reliability is not None:
+            out["top_cells_reliability"] = self.reliability.to_dict()
+        return out
 
     @classmethod
     def recognised_keys(cls) -> tuple[str, ...]:
         return ("top_cells_release",)
 
     def explanation(self) -> tuple[str, float, str] | None:
-        return "naming the top cells", self.release.epsilon, self.release.mechanism
+        """The ε the names spent: the selection's, plus the reliability release's when there is one."""
+        if self.reliability is None:
+            return "naming the top cells", self.release.epsilon, self.release.mechanism
+        return ("naming the top cells and their reliability", self.release.epsilon + self.reliability.epsilon,
+                f"{self.release.mechanism}; {self.reliability.mechanism}")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from dpaudit._fields import Choice, Num, Whole, read_fields
 from dpaudit._fields import Labels as LabelsCheck
+from dpaudit._format import plural
 from dpaudit.details._base import Details, Labels, _plain_fields
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ class RepairDetails(Details):
     def status_line(self) -> str:
         """E.g. ``"11 blocks: 9 exact, 2 work limit"``."""
         n = len(self.per_block)
-        return f"{n} block{'s' if n != 1 else ''}: " + ", ".join(f"{v} {k}" for k, v in self.status_counts().items())
+        return f"{plural(n, 'block')}: " + ", ".join(f"{v} {k}" for k, v in self.status_counts().items())
 
     def to_dict(self) -> dict[str, Any]:
         return {"semantics": self.semantics, "exact": self.exact, "status": self.status, "upper": self.upper,

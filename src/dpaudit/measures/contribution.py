@@ -28,18 +28,20 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit._defaults import CELL_MODES, DEFAULT_CELLS, DEFAULT_K, DEFAULT_NAME_CELLS, MEASURE_TITLES, CellMode
+from dpaudit._defaults import (
+    CELL_MODES,
+    DEFAULT_CELLS,
+    DEFAULT_K,
+    DEFAULT_NAME_CELLS,
+    DEFAULT_PRIVATE_NAME_CELLS,
+    MEASURE_TITLES,
+    CellMode,
+)
 from dpaudit._errors import DPAuditError
 from dpaudit._validation import one_of, whole_number
-from dpaudit.details.contribution import (
-    CellMDMap,
-    NamedCell,
-    PrivateTopCellsDetails,
-    SelectionInfo,
-    TopCell,
-    TopCellsDetails,
-)
+from dpaudit.details.contribution import CellMDMap, NamedCell, PrivateTopCellsDetails, TopCell, TopCellsDetails
 from dpaudit.measures._base import Measure, ReportSection
+from dpaudit.measures._naming import MD_LINF_SENSITIVITY, NAMING_SHARE, name_privately
 from dpaudit.measures._neighbours import NeighbourPair, WorstCase, family_r, moved
 from dpaudit.measures._tables import as_blocks, signed_deviation
 
@@ -55,6 +57,7 @@ __all__ = [
     "cell_md_maps",
     "CELL_MODES",
     "MAX_MAP_CELLS",
+    "MD_LINF_SENSITIVITY",
     "K_ALL",
 ]
 
@@ -176,9 +179,6 @@ def _check_cells(cells: Any) -> str:
     return str(one_of("cells", cells, CELL_MODES))
 
 
-#: L∞ replace-one sensitivity of the MD vector, times n: no cell's MD moves by more than 3/n
-#: (docs/privacy.md, "U_TC").
-MD_LINF_SENSITIVITY = 3.0
 
 
 def _labels(table: Any, index: tuple[int, int, int]) -> dict[str, Any]:
@@ -230,27 +230,20 @@ def cell_md_maps(tables: Sequence[Any], *, cells: CellMode = DEFAULT_CELLS) -> t
 
 
 def private_top_cells(tables: Sequence[Any], m: int, *, epsilon: float, seed: int | None = None) -> PrivateTopCellsDetails:
-    """Name the m cells with the largest MD over all criteria, privately (domain cells only).
-
-    Says what to release — the MD vector of every declared cell of every criterion, whose entries
-    move by at most 3/n (L∞) when one tuple is replaced — and lets :func:`dpaudit.privacy.noisy_top_k`
-    select (report-noisy-top-k, ``scale = 2·m·(3/n)/ε``). Only the cells' names are released, in noisy
-    rank order — not their MD or counts. ``seed``: the seeded test path, not private.
-    """
-    from dpaudit.privacy import noisy_top_k
-
+    """Name the m cells with the largest MD over all criteria privately (domain cells only), each with
+    its noisy MD and reliability (:func:`dpaudit.measures._naming.name_privately`, on the naming ε
+    ``epsilon``: the MD vector of every declared cell of every criterion). ``seed``: the seeded test
+    path, not private."""
     scores = np.concatenate([marginal_differences(t.counts).ravel() for t in tables])
     owners = np.concatenate([np.full(t.counts.size, i) for i, t in enumerate(tables)])
-    release = noisy_top_k(scores, int(min(m, scores.size)), sensitivity_linf=MD_LINF_SENSITIVITY / tables[0].n,
-                          epsilon=epsilon, seed=seed)
     starts = np.cumsum([0] + [t.counts.size for t in tables])
+    out = name_privately(scores, m, n=tables[0].n, epsilon=epsilon, seed=seed)
     named = []
-    for rank, i in enumerate(release.indices, 1):
+    for rank, (i, noisy, sure) in enumerate(zip(out.chosen, out.noisy_md, out.reliability), 1):
         t = tables[int(owners[i])]
         index = tuple(int(v) for v in np.unravel_index(i - starts[int(owners[i])], t.counts.shape))
-        named.append(NamedCell(**_labels(t, index), rank=rank))  # type: ignore[arg-type]
-    info = SelectionInfo(release.epsilon, release.mechanism, release.sensitivity_linf, release.scale, release.dp)
-    return PrivateTopCellsDetails(tuple(named), info)
+        named.append(NamedCell(**_labels(t, index), rank=rank, noisy_md=noisy, reliability=sure))  # type: ignore[arg-type]
+    return PrivateTopCellsDetails(tuple(named), out.selection, out.rated)
 
 
 @dataclass(frozen=True)
@@ -266,8 +259,8 @@ class TopContribution(Measure):
     name_cells : int, optional
         How many top cells to name. Exact mode lists them with counts (default 10) and keeps the MD
         map of every criterion; 0 asks for the value alone (no cells, no maps). DP mode names
-        them with report-noisy-top-k on half of U_TC's ε (default 10 in domain mode; 0 turns it off;
-        observed mode cannot name cells privately).
+        them with report-noisy-top-k, each with its reliability, on 3/4 of U_TC's ε (default 5 in
+        domain mode; 0 turns it off; observed mode cannot name cells privately).
 
     Examples
     --------
@@ -323,10 +316,10 @@ class TopContribution(Measure):
 
     @property
     def private_names(self) -> int:
-        """How many top cells a DP release names: :data:`DEFAULT_NAME_CELLS` by default in domain mode,
-        never in observed mode."""
+        """How many top cells a DP release names: :data:`DEFAULT_PRIVATE_NAME_CELLS` (5) by default in
+        domain mode, never in observed mode."""
         if self.name_cells is None:
-            return DEFAULT_NAME_CELLS if self.cells == "domain" else 0
+            return DEFAULT_PRIVATE_NAME_CELLS if self.cells == "domain" else 0
         if self.name_cells and self.cells != "domain":
             raise DPAuditError(
                 "naming top cells privately needs cells='domain': in observed mode the candidate cells "
@@ -336,7 +329,8 @@ class TopContribution(Measure):
 
     @property
     def explain_share(self) -> float:
-        return 0.5 if self.private_names else 0.0
+        """:data:`~dpaudit.measures._naming.NAMING_SHARE` (3/4) of U_TC's ε when it names cells privately."""
+        return NAMING_SHARE if self.private_names else 0.0
 
     def private_details(self, tables: Sequence[Any], epsilon: float, seed: int | None) -> PrivateTopCellsDetails:
         return private_top_cells(tables, self.private_names, epsilon=epsilon, seed=seed)

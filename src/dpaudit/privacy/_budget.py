@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from dpaudit._errors import BudgetError, DPAuditError
 from dpaudit._validation import positive
@@ -82,8 +82,11 @@ class Budget:
         self.check(epsilon, label)
         self._ledger.append((label, float(epsilon)))
 
-    def spend_many(self, items: Sequence[tuple[str, float]]) -> None:
+    def spend_many(self, items: Sequence[tuple[str, float]], *, about: Mapping[str, Any] | None = None) -> None:
         """Debit several releases, given as (label, epsilon), all or none.
+
+        ``about`` says what they were spent on (``data``, ``criteria``): a ledger file records it with
+        each entry (:class:`~dpaudit.privacy.LedgerBudget`); an in-memory budget keeps labels only.
 
         Each is checked against what remains after the ones before it; if one is refused (BudgetError,
         the same message as :meth:`spend`) or malformed, nothing of the batch is debited.

@@ -12,12 +12,13 @@ File format (version 1), UTF-8 JSON::
       "version": 1,
       "total_epsilon": 1.0,
       "entries": [
-        {"id": "<uuid4 hex>", "label": "tvd", "epsilon": 0.5, "time": "2025-01-31T12:00:00.000000+00:00", "pid": 4242}
+        {"id": "<uuid4 hex>", "label": "tvd", "epsilon": 0.5, "time": "2025-01-31T12:00:00.000000+00:00", "pid": 4242,
+         "data": "adult.csv", "criteria": ["sex ⊥ income"]}
       ]
     }
 
 ``id`` is a fresh ``uuid4().hex`` per debit, ``time`` is ISO-8601 in UTC, ``pid`` the writing
-process. Spent ε is ``math.fsum`` of the entries' ``epsilon``; a debit fits when it exceeds what
+process; ``data`` and ``criteria`` say what the ε was spent on (optional: :mod:`._ledger_entries`). Spent ε is ``math.fsum`` of the entries' ``epsilon``; a debit fits when it exceeds what
 remains by at most :data:`~dpaudit.privacy._budget.TOLERANCE` × total (as for :class:`Budget`).
 Unknown keys are kept when the file is rewritten; a file without ``"format": "dpaudit.ledger"``,
 with another ``version``, with a malformed field, or whose entries spend more than ``total_epsilon``
@@ -53,8 +54,7 @@ import math
 import os
 import re
 import uuid
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,7 @@ from dpaudit._errors import BudgetError, DataError, DPAuditError
 from dpaudit._io import atomic_open
 from dpaudit._validation import flag, positive
 from dpaudit.privacy._budget import TOLERANCE, Budget, plan_debits, refuse_overspend, release_label
+from dpaudit.privacy._ledger_entries import LedgerEntry, read_entry
 
 try:
     import fcntl
@@ -76,25 +77,23 @@ FORMAT = "dpaudit.ledger"
 #: The one file version this code reads and writes.
 VERSION = 1
 
-_ID = re.compile(r"[0-9a-f]{32}")
 _CORRUPT_HINT = "restore it from a backup, or start a new ledger file"
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One debit as stored in the ledger file."""
-
-    id: str
-    label: str
-    epsilon: float
-    time: str
-    pid: int
 
 
 def _number(value: float) -> str:
     """A float shown short when that is exact, in full otherwise (1 and 1.0000001 must differ)."""
     short = f"{value:g}"
     return short if float(short) == value else repr(value)
+
+
+def _context(about: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``data`` and ``criteria`` fields of a batch's entries (none when ``about`` is None)."""
+    if about is None:
+        return {}
+    data, criteria = about.get("data"), [str(c) for c in about.get("criteria", ())]
+    if data is not None and not isinstance(data, str):
+        raise DPAuditError(f"a ledger records the data as a path or a fingerprint (str), got {data!r}")
+    return {"data": data, "criteria": criteria}
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -204,8 +203,11 @@ class LedgerBudget(Budget):
         """Debit ``epsilon`` for the release ``label`` in the file; BudgetError if it does not fit."""
         self.spend_many([(label, epsilon)])
 
-    def spend_many(self, items: Sequence[tuple[str, float]]) -> None:
+    def spend_many(self, items: Sequence[tuple[str, float]], *, about: Mapping[str, Any] | None = None) -> None:
         """Debit several releases, (label, epsilon) each, in one locked write: all or none.
+
+        ``about`` (what :func:`dpaudit.audit` passes): ``data`` (a path or a fingerprint) and ``criteria``
+        (a list of str), recorded with every entry of the batch.
 
         Each is checked against what the file says remains after the ones before it. A refusal
         (BudgetError with :meth:`Budget.check`'s message), a malformed item or a failed write leaves
@@ -221,8 +223,9 @@ class LedgerBudget(Budget):
                 return
             now = datetime.now(UTC).isoformat(timespec="microseconds")
             pid = os.getpid()
+            context = _context(about)
             doc["entries"] = list(doc["entries"]) + [
-                {"id": uuid.uuid4().hex, "label": label, "epsilon": epsilon, "time": now, "pid": pid}
+                {"id": uuid.uuid4().hex, "label": label, "epsilon": epsilon, "time": now, "pid": pid, **context}
                 for label, epsilon in planned
             ]
             if not self._swept:
@@ -334,38 +337,13 @@ class LedgerBudget(Budget):
         if not isinstance(raw_entries, list):
             raise corrupt("\"entries\" is not a list")
         seen: set[str] = set()
-        entries = [self._entry(index, item, seen, corrupt) for index, item in enumerate(raw_entries)]
+        entries = [read_entry(index, item, seen, corrupt) for index, item in enumerate(raw_entries)]
         spent = math.fsum(e.epsilon for e in entries)
         # each debit fits within total·(1 + TOLERANCE) (refuse_overspend), so no writer gets past twice that
         if spent > total * (1 + 2 * TOLERANCE):
             raise corrupt(f"its entries spend epsilon={_number(spent)}, more than its "
                           f"total_epsilon={_number(total)}; it was edited")
         return doc, float(total), entries
-
-    @staticmethod
-    def _entry(index: int, item: Any, seen: set[str], corrupt: Any) -> LedgerEntry:
-        if not isinstance(item, dict):
-            raise corrupt(f"entry {index} is not an object")
-        id_, label, epsilon, time, pid = (item.get(k) for k in ("id", "label", "epsilon", "time", "pid"))
-        if not isinstance(id_, str) or not _ID.fullmatch(id_):
-            raise corrupt(f"entry {index} has no valid id")
-        if id_ in seen:
-            raise corrupt(f"entry {index} repeats the id {id_}")
-        seen.add(id_)
-        if not isinstance(label, str):
-            raise corrupt(f"entry {index} has no label")
-        if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon)
-                or epsilon <= 0):
-            raise corrupt(f"entry {index} has epsilon {epsilon!r}, not a positive number")
-        if not isinstance(time, str):
-            raise corrupt(f"entry {index} has no time")
-        try:
-            datetime.fromisoformat(time)
-        except ValueError:
-            raise corrupt(f"entry {index} has time {time!r}, not an ISO-8601 date") from None
-        if isinstance(pid, bool) or not isinstance(pid, int) or pid < 0:
-            raise corrupt(f"entry {index} has no valid pid")
-        return LedgerEntry(id_, label, float(epsilon), time, pid)
 
     def _write(self, doc: dict[str, Any]) -> None:
         """Replace the file by ``doc`` atomically and durably (call under the exclusive lock)."""

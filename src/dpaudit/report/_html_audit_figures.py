@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from dpaudit._format import epsilon_text, plural
 from dpaudit.details import CellMDMap, mi_baseline
 from dpaudit.report._html import PALETTE, figure_svg, fmt, new_figure, note
 from dpaudit.results import AuditResult, MeasureResult
@@ -66,9 +67,9 @@ def _value_figure(result: AuditResult, m: MeasureResult) -> str:
         lows, highs = values, values
         top, top_label = maximum(result, m), "maximum per criterion"
     else:
-        labels = [f"sum over the {n_crit} criteri{'on' if n_crit == 1 else 'a'}"]
+        labels = [f"sum over the {plural(len(result.criteria), 'criterion', 'criteria')}"]
         values, lows, highs = [m.value], [m.release.interval[0]], [m.release.interval[1]]
-        top, top_label = maximum(result, m) * n_crit, f"maximum for {n_crit} criteri{'on' if n_crit == 1 else 'a'}"
+        top, top_label = maximum(result, m) * n_crit, f"maximum for {plural(n_crit, 'criterion', 'criteria')}"
     height = 1.5 + 0.42 * len(labels)
     fig, ax = new_figure(7.0, height)
     ys = list(range(len(labels)))[::-1]
@@ -109,7 +110,7 @@ def _value_figure(result: AuditResult, m: MeasureResult) -> str:
         caption = f"{m.title}: exact value per criterion and their sum (no noise, so no interval){whole}."
     else:
         caption = (f"{m.title}: released value {fmt(m.value)} (dot) with its 95% noise interval "
-                   f"[{fmt(m.release.interval[0])}, {fmt(m.release.interval[1])}] (bar), ε = {fmt(m.release.epsilon)}"
+                   f"[{fmt(m.release.interval[0])}, {fmt(m.release.interval[1])}] (bar), ε = {epsilon_text(m.release.epsilon)}"
                    f"{whole}.")
     return figure_svg(fig, caption=caption, label=f"values-{m.name}")
 

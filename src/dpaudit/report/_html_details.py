@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from dpaudit._format import epsilon_text, plural
 from dpaudit.details import (
     BlockRepairDetail,
     PrivateTopCellsDetails,
@@ -80,15 +81,21 @@ def _top_cells(details: TopCellsDetails, result: AuditResult, m: MeasureResult) 
 def _private_top_cells(details: PrivateTopCellsDetails, result: AuditResult, m: MeasureResult) -> str | None:
     """U_TC, private: the cells named by report-noisy-top-k, in noisy rank order, and how they were named."""
     info = details.release
-    body = (f"<p>These cells were named privately by report-noisy-top-k ({esc(info.mechanism)}, "
-            f"ε = {esc(fmt(info.epsilon))}, scale {esc(fmt(info.scale))}), in noisy rank order: rank 1 is the "
-            "cell the noisy selection ranked first, not necessarily the largest. Only their names are "
-            "released; their MD values and row counts are not.</p>")
-    rows = [[c.rank, c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—"]
-            for c in details.top_cells]
-    body += table(["noisy rank", "criterion", "protected", "outcome", "admissible"], rows,
-                  numeric=[True, False, False, False, False])
-    body += note("No heat map in DP mode: MD(a,p,o) values are not released (they are exact statistics of the "
+    body = (f"<p>These cells were named privately by {esc(info.mechanism)}, with "
+            f"ε = {esc(epsilon_text(info.epsilon))}, scale {esc(fmt(info.scale))}, in noisy rank order: rank 1 is the "
+            "cell the noisy selection ranked first, not necessarily the largest. Their row counts and exact "
+            "MD values are not released.</p>")
+    sure = details.reliability
+    if sure is not None:
+        body += (f"<p>Reliability: the chance that a named cell truly is among the top {len(details.top_cells)}, "
+                 f"from a second release ({esc(sure.mechanism)}, ε = {esc(epsilon_text(sure.epsilon))}, scale "
+                 f"{esc(fmt(sure.scale))}) of the named cells' MD and of the next largest MD "
+                 f"({esc(fmt(sure.threshold))}, noisy); about 0.5 means it is as large as a cell left out.</p>")
+    rows = [[c.rank, c.criterion, _labels(c.protected), _labels(c.outcome), _labels(c.admissible) or "—",
+             c.reliability, c.noisy_md] for c in details.top_cells]
+    body += table(["noisy rank", "criterion", "protected", "outcome", "admissible", "reliability", "noisy MD"], rows,
+                  numeric=[True, False, False, False, False, True, True])
+    body += note("No heat map in DP mode: exact MD(a,p,o) values are not released (they are exact statistics of the "
                  "data). The data curator sees them with --exact.")
     return body
 
@@ -123,7 +130,7 @@ def _repair(details: RepairDetails, result: AuditResult, m: MeasureResult) -> st
                       numeric=[False, True, False, False])
         rest = nonzero[_MAX_BLOCKS:]
         if rest:
-            body += (f"<p>{len(rest)} smaller block{'s' if len(rest) != 1 else ''} with "
+            body += (f"<p>{plural(len(rest), 'smaller block')} with "
                      f"{esc(fmt(math.fsum(b.value for b in rest)))} rows in all are not shown (the JSON lists "
                      "every block).</p>")
     return body

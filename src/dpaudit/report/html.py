@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpaudit._document import renders
+from dpaudit._format import epsilon_text, plural
 from dpaudit.details import hook, mi_baseline
 from dpaudit.measures import MEASURES, ReportSection
 from dpaudit.report._html import esc, fmt, fragment, keep, key_values, note, page, section, table
@@ -99,11 +100,11 @@ def audit_sections(result: AuditResult) -> list[str]:
 
 def _headline(result: AuditResult) -> tuple[str, str]:
     title = "dpaudit fairness audit" + (f" — {result.source}" if result.source else "")
-    crits = f"{len(result.criteria)} criteri{'on' if len(result.criteria) == 1 else 'a'}"
+    crits = plural(len(result.criteria), "criterion", "criteria")
     if result.exact:
         mode = "exact values for the data curator (NOT differentially private)"
     else:
-        mode = f"ε = {fmt(result.epsilon)}" + (" differentially private" if result.dp else " (not DP: see caveats)")
+        mode = f"ε = {epsilon_text(result.epsilon)}" + (" differentially private" if result.dp else " (not DP: see caveats)")
     return title, f"n = {fmt(result.n)} rows · {crits} · {mode}"
 
 
@@ -111,7 +112,7 @@ def _footer() -> str:
     from dpaudit._version import __version__
 
     return (f"dpaudit {__version__} · measures of Vologdin, Tao & Gilad, PVLDB 19(9) · every number on this "
-            "page is the --json document's value, printed to 4 significant digits")
+            "page is the --json document's value, printed to 4 significant digits (ε to 3)")
 
 
 # -- sections ---------------------------------------------------------------------------------------
@@ -136,7 +137,7 @@ def _summary(result: AuditResult) -> str:
                      "people allowed to see the data. For a shareable report, run with --epsilon.", "warn")
     elif result.dp:
         body += note(f"Differentially private release: the numbers on this page together satisfy "
-                     f"ε-differential privacy with ε = {fmt(result.epsilon)} (replace-one neighbours, n public).",
+                     f"ε-differential privacy with ε = {epsilon_text(result.epsilon)} (replace-one neighbours, n public).",
                      "ok")
     else:
         body += note("Released with noise but NOT differentially private: "
@@ -152,26 +153,26 @@ def _budget(result: AuditResult) -> str:
         return section("Privacy budget", body, anchor="budget")
     rows: list[list[Any]] = []
     for m in result.measures.values():
-        rows.append([f"{m.title}: value", m.release.epsilon, m.release.mechanism])
+        rows.append([f"{m.title}: value", epsilon_text(m.release.epsilon), m.release.mechanism])
         spent = hook(m.details, "explanation")() if m.details is not None else None
         if spent is not None:  # the details' own private release (U_TC's names)
             what, epsilon, mechanism = spent
-            rows.append([f"{m.title}: {what}", epsilon, mechanism])
-    rows += [[f"block diagnostic: {d.criterion}", d.epsilon, "Laplace (OpenDP make_laplace)"]
+            rows.append([f"{m.title}: {what}", epsilon_text(epsilon), mechanism])
+    rows += [[f"block diagnostic: {d.criterion}", epsilon_text(d.epsilon), "Laplace (OpenDP make_laplace)"]
              for d in result.diagnostics if d.epsilon is not None]
-    rows.append(["total of this audit", result.epsilon, "sequential composition (the ε add up)"])
+    rows.append(["total of this audit", epsilon_text(result.epsilon), "sequential composition (the ε add up)"])
     body = table(["release", "ε spent", "mechanism"], rows, numeric=[False, True, False])
     b = result.budget
     if b is not None:
         where = f"the ledger file {b.ledger}" if b.ledger else "the caller's budget"
         body += f"<h3>Budget left</h3><p>This audit was debited from {esc(where)}, shared by every audit of the " \
                 "same data:</p>"
-        body += key_values([("total ε", b.total_epsilon), ("spent so far (all audits)", b.spent),
-                            ("remaining", b.remaining)])
+        body += key_values([("total ε", epsilon_text(b.total_epsilon)),
+                            ("spent so far (all audits)", epsilon_text(b.spent)), ("remaining", epsilon_text(b.remaining))])
         if b.remaining <= 0:
             body += note("The budget is used up: a further audit of these data will be refused.", "warn")
     else:
-        body += note(f"No ledger was used: this audit had its own budget of ε = {fmt(result.epsilon)}. Every other "
+        body += note(f"No ledger was used: this audit had its own budget of ε = {epsilon_text(result.epsilon)}. Every other "
                      "release about the same data adds to the privacy loss; --ledger FILE keeps the account "
                      "across audits.")
     return section("Privacy budget", body, anchor="budget")
@@ -190,7 +191,7 @@ def _values(result: AuditResult) -> str:
     rows = []
     for m in result.measures.values():
         r = m.release
-        rows.append([m.title, r.value, r.interval[0], r.interval[1], r.epsilon, r.sensitivity, r.scale])
+        rows.append([m.title, r.value, r.interval[0], r.interval[1], epsilon_text(r.epsilon), r.sensitivity, r.scale])
     headers = ["measure", "value (sum over criteria)", "95% interval: low", "95% interval: high", "ε",
                "sensitivity", "noise scale"]
     figures = ""
@@ -258,7 +259,7 @@ def _caveats(result: AuditResult) -> str:
         items.append("Exact mode protects nothing: every number is an exact statistic of the data, for the data "
                      "curator only.")
     else:
-        items.append(f"ε-differential privacy with ε = {fmt(result.epsilon)} in total, for neighbouring databases "
+        items.append(f"ε-differential privacy with ε = {epsilon_text(result.epsilon)} in total, for neighbouring databases "
                      f"that differ by replacing one row; the number of rows (n = {fmt(result.n)}) is public. The "
                      "measures' releases (and the naming of top cells) add up by sequential composition; any other "
                      "release about the same data adds to the loss.")

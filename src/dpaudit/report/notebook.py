@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from dpaudit._document import expect
+from dpaudit._format import epsilon_text, plural
 from dpaudit.report._html import FRAGMENT_CLASS, esc, fmt, scoped_css, table
 from dpaudit.results import AuditResult
 
@@ -58,8 +59,8 @@ def render_notebook(result: AuditResult) -> str:
     from dpaudit.report.html import audit_sections
 
     expect(result, AuditResult, "render_notebook")
-    crits = f"{len(result.criteria)} criteri{'on' if len(result.criteria) == 1 else 'a'}"
-    mode = "exact values, NOT differentially private" if result.exact else f"ε = {fmt(result.epsilon)}" + (
+    crits = plural(len(result.criteria), "criterion", "criteria")
+    mode = "exact values, NOT differentially private" if result.exact else f"ε = {epsilon_text(result.epsilon)}" + (
         "" if result.dp else " (not DP: see caveats)")
     head = f"dpaudit fairness audit — n = {fmt(result.n)} rows · {crits} · {mode}"
     folded = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpaudit._format import epsilon_text
 from dpaudit.details import hook, mi_baseline
 from dpaudit.results import AuditResult
 
@@ -20,7 +21,7 @@ def print_audit(result: AuditResult, console: Any = None) -> None:
     from rich.table import Table
 
     console = console or Console()
-    mode = "exact values: curator-only, NOT differentially private" if result.exact else f"ε = {result.epsilon:g}"
+    mode = "exact values: curator-only, NOT differentially private" if result.exact else f"ε = {epsilon_text(result.epsilon)}"
     console.print(f"[bold]dpaudit fairness[/bold] · n = {result.n:,} · {mode}")
     table = Table(show_header=True, header_style="bold")
     if result.exact:  # curator view: per-criterion values beside the non-private baseline
@@ -41,7 +42,7 @@ def print_audit(result: AuditResult, console: Any = None) -> None:
                 f"[bold]{m.title}[/bold]",
                 f"{r.value:.6g}",
                 f"[{r.interval[0]:.4g}, {r.interval[1]:.4g}]",
-                f"{r.epsilon:g}",
+                epsilon_text(r.epsilon),
                 f"{r.sensitivity:.4g}",
                 "yes" if r.dp else "no",
             )

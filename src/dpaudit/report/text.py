@@ -6,6 +6,7 @@ field table), so a new measure shows up here without a change to this module."""
 from __future__ import annotations
 
 from dpaudit._document import expect
+from dpaudit._format import epsilon_text
 from dpaudit.details import describe_cell, hook, mi_baseline
 from dpaudit.mia.results import MiaReport
 from dpaudit.results import AuditResult
@@ -22,14 +23,14 @@ def render(result: AuditResult | MiaReport) -> str:
 def render_audit(result: AuditResult) -> str:
     """The audit as a text table with the per-criterion values, top cells, caveats and explain trail."""
     expect(result, AuditResult, "render_audit")
-    mode = "exact values (curator-only, not DP)" if result.exact else f"ε = {result.epsilon:g}"
+    mode = "exact values (curator-only, not DP)" if result.exact else f"ε = {epsilon_text(result.epsilon)}"
     lines = [f"dpaudit fairness audit — n = {result.n:,}, {mode}"]
     lines += [f"  criterion {i + 1}: {c}" for i, c in enumerate(result.criteria)]
     header = f"  {'measure':<10} {'value':>12} {'95% interval':>27} {'ε':>7} {'sensitivity':>12}  DP"
     lines += ["", header]
     for m in result.measures.values():
         r = m.release
-        eps = "—" if r.epsilon is None else f"{r.epsilon:g}"
+        eps = epsilon_text(r.epsilon)
         interval = f"[{r.interval[0]:.6g}, {r.interval[1]:.6g}]"
         lines.append(
             f"  {m.title:<10} {r.value:>12.6g} {interval:>27} {eps:>7} {r.sensitivity:>12.4g}  "

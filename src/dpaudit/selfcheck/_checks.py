@@ -95,10 +95,12 @@ def _split_checks(draws: int, level: float, rng: np.random.Generator,
     private = audit(df0, criterion, measures=measures, epsilon=EPSILON, schema=schema, split=dict(SPLIT), budget=budget)
     tc_value, repair = private["tc"].release, private["repair"].release
     private_names = private["tc"].details
-    assert isinstance(private_names, PrivateTopCellsDetails)  # U_TC names its cells on half of its share
+    assert isinstance(private_names, PrivateTopCellsDetails)  # U_TC names its cells on 3/4 of its share
     names = private_names.release
     releases = {"tc value": float(tc_value.epsilon or 0.0), "tc names": float(names.epsilon),
                 "repair value": float(repair.epsilon or 0.0)}
+    if private_names.reliability is not None:  # the names' reliability (audited in tests/privacy/test_names_reliability.py)
+        releases["tc names reliability"] = float(private_names.reliability.epsilon)
     total = math.fsum(releases.values())
     problems = []
     if not math.isclose(total, EPSILON, rel_tol=1e-9):
@@ -140,7 +142,7 @@ def _split_checks(draws: int, level: float, rng: np.random.Generator,
                                change / sens, change / b, draws, outcome, level, broken))
     outcome = _audit_names(n0, n1, scores[0].size, level, rng)
     change = float(np.abs(scores[1] - scores[0]).max())
-    results.append(_result("split: tc names", "tc names at half of tc's share", pair, names.epsilon,
+    results.append(_result("split: tc names", "tc names (the selection) at its part of tc's share", pair, names.epsilon,
                            names.sensitivity_linf, change, change / names.sensitivity_linf, names_loss, draws, outcome,
                            level, broken))
 
@@ -165,9 +167,10 @@ def _split_checks(draws: int, level: float, rng: np.random.Generator,
                      lambda t: f"log-likelihood ratio {'≥' if t.upper else '<'} {t.threshold:.4g}, more likely under "
                                f"{'D′' if t.positive_is_d1 else 'D'}", level, rng)
     exact_joint = math.fsum(r.exact_loss for r in results)
+    drawn = math.fsum(r.claimed_epsilon for r in results)  # the joint draw holds these three releases
     # the fraction of ε the pair realises under the correct noise (Laplace: ε·|Δv|/Δ; names: exact loss)
-    realised = (math.fsum(r.ratio * r.claimed_epsilon for r in results[:2]) + names_loss_at(names.sensitivity_linf)) / total
-    results.append(_result("split: joint", "all three releases together", pair, total, None, None,
+    realised = (math.fsum(r.ratio * r.claimed_epsilon for r in results[:2]) + names_loss_at(names.sensitivity_linf)) / drawn
+    results.append(_result("split: joint", "all three releases together", pair, drawn, None, None,
                            realised, exact_joint, draws, outcome, level, broken,
                            "sequential composition: the joint loss is at most the sum of the shares"))
     return results, composition
