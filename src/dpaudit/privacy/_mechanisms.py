@@ -40,6 +40,7 @@ def _opendp() -> Any:
     enable_features("contrib")
     return SimpleNamespace(m=measurements, atom_domain=domains.atom_domain, vector_domain=domains.vector_domain,
                            absolute_distance=metrics.absolute_distance, linf_distance=metrics.linf_distance,
+                           l1_distance=metrics.l1_distance,
                            max_divergence=measures.max_divergence)
 
 
