@@ -165,7 +165,7 @@ def block_ranks(s: np.ndarray, keep: np.ndarray, n_out: np.ndarray, top: int) ->
             at_least = np.where(tied, greater + np.count_nonzero(tied & out, axis=0), at_least)
     equal = at_least - greater - out
     equal *= greater < top  # unknown (and irrelevant) where G ≥ cap
-    return ConformalRanks(greater=greater.astype(np.int32), equal=equal.astype(np.int32),
+    return ConformalRanks(greater=greater.astype(np.int32, copy=False), equal=equal.astype(np.int32, copy=False),
                           n_ref=(n_out - out).astype(np.int32), keep=keep)
 
 

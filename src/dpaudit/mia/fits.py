@@ -184,7 +184,7 @@ class LooFitter:
             partner_score = s[partners[g], np.arange(s.shape[1])]
             removed = np.where(member, s, partner_score[None, :])
             dev = removed - mean
-            count = np.broadcast_to(n.astype(np.int64) - 1, k.shape).copy()
+            count = np.broadcast_to(n.astype(np.int64) - 1, k.shape)  # a read-only view: one count per record
         mu = dev / n1
         np.subtract(mean, mu, out=mu)
         np.square(dev, out=dev)
@@ -237,7 +237,9 @@ class LooFitter:
         for g in ("in", "out"):
             mu, ss, count = self._group(g, cols, partners)
             if self.variance == "per-record":
-                var = np.divide(ss, count - self.ddof, out=ss)
+                # a count that is one per record (balanced references: a broadcast row) is divided by as a row
+                dof = (count[0] if count.strides[0] == 0 else count) - self.ddof
+                var = np.divide(ss, dof, out=ss)
                 if self.fpc is not None:
                     var /= self.fpc
                 sd = np.sqrt(var, out=var)

@@ -21,7 +21,7 @@ from dpaudit.mia.calibrate import fitted_sign, pp_transform, threshold
 from dpaudit.mia.conformal import block_ranks, hit_probability, rank_cap
 from dpaudit.mia.curves import CurveSample
 from dpaudit.mia.fits import LooFitter, RecordMoments, column_blocks
-from dpaudit.mia.metrics.replicates import TargetSets
+from dpaudit.mia.metrics.replicates import TargetEntries, TargetSets
 from dpaudit.mia.per_record import not_estimable_reason
 from dpaudit.mia.statistic import Statistic
 
@@ -89,8 +89,8 @@ class Tally:
     n_alpha: int
     tp: dict[str, list[float]] = field(default_factory=dict)  # pooled rule → per α
     fp: dict[str, list[float]] = field(default_factory=dict)
-    positions: list[np.ndarray] = field(default_factory=list)  # targets the bootstrap sums one by one
-    values: list[np.ndarray] = field(default_factory=list)  # … and their values, one column per sum
+    listed: list[TargetEntries] = field(default_factory=list)  # per block: the targets the bootstrap sums
+    # one by one, with their values (one column per sum)
     crossed: list[np.ndarray] = field(default_factory=list)  # per α: each record's t threshold crossed by its OUT signals
     crossed_raw: list[np.ndarray] = field(default_factory=list)  # … the uncorrected threshold (the same without FPC)
     emp_tpr: dict[int, np.ndarray] = field(default_factory=dict)  # ranked α → per-record empirical TPR
@@ -119,16 +119,15 @@ class Tally:
         self.tp.setdefault(rule, [0.0] * self.n_alpha)[j] += tp
         self.fp.setdefault(rule, [0.0] * self.n_alpha)[j] += int(np.count_nonzero(hits)) - tp
 
-    def list_targets(self, cols: slice, called_out: np.ndarray, rows: dict[str, np.ndarray],
-                     column: dict[str, int], n_records: int) -> None:
-        """List the block's targets the bootstrap sums one by one (``called_out``) with their ``rows`` values."""
+    def list_targets(self, called_out: np.ndarray, rows: dict[str, np.ndarray], column: dict[str, int]) -> None:
+        """List the block's targets the bootstrap sums one by one (``called_out``) with their ``rows`` values
+        (as the block's sparse :class:`~dpaudit.mia.metrics.replicates.TargetEntries`, so that only one block's
+        dense values exist at a time)."""
         picked = np.flatnonzero(called_out)
-        width = called_out.shape[1]
-        self.positions.append((picked // width) * n_records + cols.start + picked % width)
         vals = np.zeros((picked.size, len(column)))
         for name, arr in rows.items():
             vals[:, column[name]] = arr.reshape(-1)[picked]
-        self.values.append(vals)
+        self.listed.append(TargetEntries(called_out.shape, picked, vals))
 
 
 def first_pass(signal: np.ndarray, keep: np.ndarray, fitter: LooFitter, plan: RulePlan, tally: Tally,
@@ -162,7 +161,7 @@ def first_pass(signal: np.ndarray, keep: np.ndarray, fitter: LooFitter, plan: Ru
             sets.add(plan.index["keep"], cols, ck)
             if "out" in plan.index:
                 sets.add(plan.index["out"], cols, out)
-            tally.list_targets(cols, called_out, rows, plan.column, n_records)
+            tally.list_targets(called_out, rows, plan.column)
 
 
 def _count_pp(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice, f: np.ndarray, z: np.ndarray,

@@ -86,3 +86,24 @@ class TargetEntries:
         nz_entry, nz_col = np.nonzero(values)
         self.matrix = sparse.csc_matrix((values[nz_entry, nz_col], (nz_col * m + rows[nz_entry], cols[nz_entry])),
                                         shape=(self.k * m, n))
+
+    @classmethod
+    def stacked(cls, pieces: list[TargetEntries]) -> TargetEntries:
+        """The entries of consecutive blocks of records (each a :class:`TargetEntries` of its columns) as
+        one: their matrices side by side — the same arrays (canonical CSC: rows sorted in every column) as
+        one construction from all positions, without holding every listed target's dense values at once.
+
+        Examples
+        --------
+        >>> a = TargetEntries((2, 2), np.array([1]), np.array([[1.0, 0.5]]))
+        >>> b = TargetEntries((2, 1), np.array([1]), np.array([[0.0, 2.0]]))
+        >>> TargetEntries.stacked([a, b]).matrix.toarray().tolist()
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 2.0]]
+        """
+        from scipy import sparse
+
+        whole = cls.__new__(cls)
+        whole.shape = (pieces[0].shape[0], sum(p.shape[1] for p in pieces))
+        whole.k = pieces[0].k
+        whole.matrix = sparse.hstack([p.matrix for p in pieces], format="csc")
+        return whole
