@@ -190,7 +190,7 @@ def evaluate(
     Computed in two passes over blocks of records (:mod:`dpaudit.mia.tally`;
     :func:`dpaudit.mia.fits.column_blocks`, ~2 MB per
     array), so the only full-size arrays besides the inputs are the attack's statistic, the
-    bootstrap's bit-packed target sets (one byte per target and four sets) and the non-members'
+    bootstrap's bit-packed target sets (one byte per target and eight sets) and the non-members'
     sorted statistic. Pass 1 fits every block (:class:`~dpaudit.mia.fits.LooFitter`), computes the
     PP score ``z = (t − μ_out)/σ_out``, the statistic (LiRA's OUT density from that z; the
     non-members' values gathered block by block), the conformal ranks (capped:

@@ -35,8 +35,11 @@ class ReplicateBlock:
 class TargetSets:
     """Several sets of targets of an (M, N+) design, bit-packed for :meth:`Bootstrap.column_totals`.
 
-    Set ``i`` is bit ``i mod g`` of the uint8 array ``codes[i // g]``, ``g`` = :attr:`Bootstrap.group`
-    (how many counts share one float64 in the bootstrap's matrix product).
+    The sets come in groups of ``g`` = :attr:`Bootstrap.group` (how many counts share one float64 in the
+    bootstrap's matrix product), and each uint8 array of ``codes`` holds as many whole groups as fit in
+    its 8 bits (``per_byte = g·⌊8/g⌋`` sets: 8 for g = 4, the bootstrap's at N+ ≥ 1,024): set ``i`` is bit
+    ``i mod per_byte`` of ``codes[i // per_byte]``, and group ``q`` the ``g`` bits from
+    ``(q mod ⌊8/g⌋)·g`` (:meth:`group_codes`). One byte per target for up to 8 sets.
 
     Examples
     --------
@@ -48,12 +51,22 @@ class TargetSets:
 
     def __init__(self, shape: tuple[int, int], n_sets: int, *, group: int) -> None:
         self.shape, self.n_sets, self.group = shape, int(n_sets), int(group)
-        self.codes = [np.zeros(shape, dtype=np.uint8) for _ in range(-(-self.n_sets // self.group))]
+        self.per_byte = self.group * max(1, 8 // self.group)
+        self.codes = [np.zeros(shape, dtype=np.uint8) for _ in range(-(-self.n_sets // self.per_byte))]
+
+    def locate(self, i: int) -> tuple[np.ndarray, int]:
+        """The code array holding set ``i`` and its bit there."""
+        return self.codes[i // self.per_byte], i % self.per_byte
+
+    def group_codes(self) -> list[tuple[np.ndarray, int]]:
+        """Per group of ``g`` sets (``q = 0, 1, …``), its code array and the bit its first set sits at."""
+        return [self.locate(q * self.group) for q in range(-(-self.n_sets // self.group))]
 
     def add(self, i: int, cols: slice, members: np.ndarray) -> None:
         """Put the targets ``members`` (bool, shape (M, width of cols)) of records ``cols`` in set ``i``."""
-        code = self.codes[i // self.group][:, cols]
-        code |= np.left_shift(members.view(np.uint8), i % self.group)
+        codes, bit = self.locate(i)
+        code = codes[:, cols]
+        code |= np.left_shift(members.view(np.uint8), bit)
 
 
 class TargetEntries:
