@@ -53,13 +53,15 @@ class Statistic:
                                                        references=self.references)),  # type: ignore[arg-type]
                 dtype=np.float64)
         if own is not None:
-            if not (np.isfinite(own.min()) and np.isfinite(own.max())):  # NaN propagates to both; ±inf reaches one
+            if not np.isfinite(own).all():
                 raise DataError(f"the {attack.name} statistic is not finite for some targets of records "
                                 f"{cols.start}–{cols.stop - 1}; check the scores for extreme values")
             if counted is not None:
                 own[~counted] = -np.inf
             self.stat[:, cols] = own
-            part = own[out]  # the non-members' statistic, gathered while the block is in cache
+            # the non-members' statistic, gathered while the block is in cache (np.compress: own[out] in the
+            # same order, several times faster than a boolean index)
+            part = np.compress(out.reshape(-1), own.reshape(-1))
             self.negatives[self.filled:self.filled + part.size] = part
             self.filled += part.size
 
@@ -90,12 +92,12 @@ def sorted_positives(stat: np.ndarray, keep: np.ndarray, *, own_stat: bool) -> n
     if own_stat:
         filled = 0
         for lo in range(0, flat.size, 1 << 20):  # write position ≤ read position: a safe in-place compaction
-            chunk = flat[lo:lo + (1 << 20)][labels[lo:lo + (1 << 20)]]
+            chunk = np.compress(labels[lo:lo + (1 << 20)], flat[lo:lo + (1 << 20)])
             flat[filled:filled + chunk.size] = chunk
             filled += chunk.size
         positives = flat[:filled]
     else:
-        positives = flat[labels]
+        positives = np.compress(labels, flat)
     positives.sort()
     return positives
 

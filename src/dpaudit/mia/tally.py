@@ -114,10 +114,11 @@ class Tally:
                    rank_tp={j: np.empty(n_records) for j in ranked}, rank_fp={j: np.empty(n_records) for j in ranked})
 
     def count(self, rule: str, j: int, hits: np.ndarray, members: np.ndarray) -> None:
-        """Add a block's calls of a 0/1 rule: ``hits`` (all targets) and ``members`` (hits among IN targets)."""
-        tp = int(np.count_nonzero(members))
+        """Add a block's calls of a 0/1 rule from its per-record counts: ``hits`` (all targets called) and
+        ``members`` (those among IN targets), each of shape (width,)."""
+        tp = int(members.sum())
         self.tp.setdefault(rule, [0.0] * self.n_alpha)[j] += tp
-        self.fp.setdefault(rule, [0.0] * self.n_alpha)[j] += int(np.count_nonzero(hits)) - tp
+        self.fp.setdefault(rule, [0.0] * self.n_alpha)[j] += int(hits.sum()) - tp
 
     def list_targets(self, called_out: np.ndarray, rows: dict[str, np.ndarray], column: dict[str, int]) -> None:
         """List the block's targets the bootstrap sums one by one (``called_out``) with their ``rows`` values
@@ -146,7 +147,8 @@ def first_pass(signal: np.ndarray, keep: np.ndarray, fitter: LooFitter, plan: Ru
         fits = fitter.fits(cols)
         z = pp_transform(s, fits, sign="positive")  # (t − μ_out)/σ_out: PP's score and LiRA's OUT density
         c = None if counted is None else counted[:, cols]
-        ck, out = (k, ~k) if c is None else (k & c, ~k & c)  # the counted IN and OUT targets
+        record_out = ~k
+        ck, out = (k, record_out) if c is None else (k & c, record_out & c)  # the counted IN and OUT targets
         statistic.add(cols, s, out, fits, z, counted=c)
         f = z if sign == "positive" and c is None else (z.copy() if sign == "positive" else fitted_sign(z.copy(), fits))
         if c is not None:
@@ -154,7 +156,7 @@ def first_pass(signal: np.ndarray, keep: np.ndarray, fitter: LooFitter, plan: Ru
         curve.add(cols, f, ck)
         called_out = np.zeros(k.shape, dtype=bool)  # OUT targets that some rule calls a member
         rows: dict[str, np.ndarray] = {}
-        _count_pp(plan, tally, sets, cols, f, z, ck, out, ~k, called_out, rows)
+        _count_pp(plan, tally, sets, cols, f, z, ck, out, record_out, called_out, rows)
         if plan.ranked:
             _count_rank(plan, tally, sets, cols, s, k, ck, out, n_in, n_out, called_out, rows)
         if sets is not None:
@@ -168,7 +170,12 @@ def _count_pp(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice
               k: np.ndarray, out: np.ndarray, record_out: np.ndarray, called_out: np.ndarray,
               rows: dict[str, np.ndarray]) -> None:
     """Count one block's PP-normal and PP-t calls at every α (PP scores ``f``; ``k``, ``out``: the counted IN
-    and OUT targets), and the parametric rule's check over every OUT target of each record (``record_out``)."""
+    and OUT targets), and the parametric rule's check over every OUT target of each record (``record_out``).
+
+    Every total is a sum of per-record counts (exact integers); when every target counts (``out`` is
+    ``record_out``, the complement of ``k``) the OUT targets called are each record's calls less its IN ones.
+    """
+    complement = out is record_out
     for j in range(tally.n_alpha):
         # Student-t threshold of a target: its record's, at its fit's OUT count (RulePlan.t_cut)
         t_in, t_out = plan.t_cut[j][0][cols], plan.t_cut[j][1][cols]
@@ -178,12 +185,14 @@ def _count_pp(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice
                                            ("pp_t", t_in, t_out, one_t)):
             hits = f >= cut_out if one else ((f >= cut_in) & k) | ((f >= cut_out) & out)
             members = hits & k
-            tally.count(rule, j, hits, members)
+            rec_members, rec_hits = np.count_nonzero(members, axis=0), np.count_nonzero(hits, axis=0)
+            tally.count(rule, j, rec_hits, rec_members)
             rec_in, rec_out = tally.rec_calls[rule][j]
-            rec_in[cols] = np.count_nonzero(members, axis=0)
-            rec_out[cols] = np.count_nonzero(hits, axis=0) - rec_in[cols]
-            raw_out = hits & out if raw == 1.0 else (f >= cut_out * raw) & out
-            tally.fp_raw.setdefault(rule, [0.0] * tally.n_alpha)[j] += int(np.count_nonzero(raw_out))
+            rec_in[cols] = rec_members
+            rec_out[cols] = rec_hits - rec_members
+            raw_fp = (int(rec_out[cols].sum()) if raw == 1.0 and complement else
+                      int(np.count_nonzero(hits & out if raw == 1.0 else (f >= cut_out * raw) & out)))
+            tally.fp_raw.setdefault(rule, [0.0] * tally.n_alpha)[j] += raw_fp
             if sets is not None:
                 sets.add(plan.index[f"{rule}/{j}"], cols, members)
                 rows[f"{rule}/{j}"] = hits & out
@@ -226,7 +235,8 @@ def naive_pass(stat: np.ndarray, keep: np.ndarray, cuts: list[float], tally: Tal
         for j, c in enumerate(cuts):
             above = st > c
             members = above & k
-            tally.count("naive", j, above, members)
-            tally.rec_fpr[j][cols] = np.count_nonzero(above & ~k, axis=0) / n_out[cols]
+            rec_above, rec_members = np.count_nonzero(above, axis=0), np.count_nonzero(members, axis=0)
+            tally.count("naive", j, rec_above, rec_members)
+            tally.rec_fpr[j][cols] = (rec_above - rec_members) / n_out[cols]  # the OUT targets above the cut
             if sets is not None:
                 sets.add(plan.index[f"naive/{j}"], cols, members)
