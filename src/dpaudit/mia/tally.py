@@ -142,28 +142,37 @@ def first_pass(signal: np.ndarray, keep: np.ndarray, fitter: LooFitter, plan: Ru
     neither IN nor OUT targets of any count. ``n_in``, ``n_out``: each record's counted targets per group.
     """
     n_models, n_records = keep.shape
-    for cols in column_blocks(n_records, n_models):
-        s, k = signal[:, cols], keep[:, cols]
-        fits = fitter.fits(cols)
-        z = pp_transform(s, fits, sign="positive")  # (t − μ_out)/σ_out: PP's score and LiRA's OUT density
-        c = None if counted is None else counted[:, cols]
-        record_out = ~k
-        ck, out = (k, record_out) if c is None else (k & c, record_out & c)  # the counted IN and OUT targets
-        statistic.add(cols, s, out, fits, z, counted=c)
-        f = z if sign == "positive" and c is None else (z.copy() if sign == "positive" else fitted_sign(z.copy(), fits))
-        if c is not None:
-            f[~c] = -np.inf
-        curve.add(cols, f, ck)
-        called_out = np.zeros(k.shape, dtype=bool)  # OUT targets that some rule calls a member
-        rows: dict[str, np.ndarray] = {}
-        _count_pp(plan, tally, sets, cols, f, z, ck, out, record_out, called_out, rows)
-        if plan.ranked:
-            _count_rank(plan, tally, sets, cols, s, k, ck, out, n_in, n_out, called_out, rows)
-        if sets is not None:
-            sets.add(plan.index["keep"], cols, ck)
-            if "out" in plan.index:
-                sets.add(plan.index["out"], cols, out)
-            tally.list_targets(called_out, rows, plan.column)
+    for cols in column_blocks(n_records, n_models):  # one call per block: its arrays are freed before the next
+        _first_pass_block(cols, signal, keep, fitter, plan, tally, statistic, curve, sets, sign, n_in, n_out, counted)
+
+
+def _first_pass_block(cols: slice, signal: np.ndarray, keep: np.ndarray, fitter: LooFitter, plan: RulePlan,
+                      tally: Tally, statistic: Statistic, curve: CurveSample, sets: TargetSets | None, sign: str,
+                      n_in: np.ndarray, n_out: np.ndarray, counted: np.ndarray | None) -> None:
+    """:func:`first_pass` on the block of records ``cols``."""
+    s, k = signal[:, cols], keep[:, cols]
+    fits = fitter.fits(cols)
+    z = pp_transform(s, fits, sign="positive")  # (t − μ_out)/σ_out: PP's score and LiRA's OUT density
+    c = None if counted is None else counted[:, cols]
+    record_out = ~k
+    ck, out = (k, record_out) if c is None else (k & c, record_out & c)  # the counted IN and OUT targets
+    statistic.add(cols, s, out, fits, z, counted=c)
+    f = z if sign == "positive" and c is None else (z.copy() if sign == "positive" else fitted_sign(z.copy(), fits))
+    del fits  # only the PP scores are read from here on
+    if c is not None:
+        f[~c] = -np.inf
+    curve.add(cols, f, ck)
+    called_out = np.zeros(k.shape, dtype=bool)  # OUT targets that some rule calls a member
+    rows: dict[str, np.ndarray] = {}
+    _count_pp(plan, tally, sets, cols, f, z, ck, out, record_out, called_out, rows)
+    del f, z
+    if plan.ranked:
+        _count_rank(plan, tally, sets, cols, s, k, ck, out, n_in, n_out, called_out, rows)
+    if sets is not None:
+        sets.add(plan.index["keep"], cols, ck)
+        if "out" in plan.index:
+            sets.add(plan.index["out"], cols, out)
+        tally.list_targets(called_out, rows, plan.column)
 
 
 def _count_pp(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice, f: np.ndarray, z: np.ndarray,
