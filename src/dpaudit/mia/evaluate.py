@@ -237,6 +237,7 @@ def evaluate(
     keep = np.asarray(scores.keep)
     n_models, n_records = keep.shape
     design_factor, fpc_n, fpc_source = design_fpc(scores)
+    saturated = saturation(scores)  # first, while the evaluation holds no arrays of its own
     fpc_value = design_factor if fpc else None
     signal = np.asarray(attack.signal(scores), dtype=np.float64)
     moments = record_moments(signal, keep, higher=True)
@@ -278,6 +279,9 @@ def evaluate(
     positives = sorted_positives(stat, keep if counted is None else keep & counted, own_stat=statistic.blockwise)
     naive_threshold = [smallest_above(c, pooled.negatives, positives) for c in cuts]
     auc_naive = mann_whitney_auc(pooled.negatives, positives)
+    naive = naive_curve(pooled.negatives, positives, n_models, n_records)
+    del pooled, positives, stat  # the statistic's arrays (3/2 of the score matrix) are freed before the tables
+    statistic.release()
     share_non_normal = _jarque_bera_share(moments)
     needs = [models_needed(n_in, n_out, a, inclusion=inclusion) if plan.reasons[j] else None
              for j, a in enumerate(alphas)]
@@ -296,8 +300,8 @@ def evaluate(
                "seed": seed, "n_in": [int(n_in.min()), int(n_in.max())],
                "scores": {k: v for k, v in scores.meta.items() if k in _MENTIONED_META}}
     diagnostics = {"share_non_normal": share_non_normal, "min_n_out": int(n_out.min()) - 1,
-                   "auc_naive": auc_naive, "share_counted": (n_pos + n_neg) / keep.size, **saturation(scores)}
-    curves = {"naive": naive_curve(pooled.negatives, positives, n_models, n_records),
+                   "auc_naive": auc_naive, "share_counted": (n_pos + n_neg) / keep.size, **saturated}
+    curves = {"naive": naive,
               **curve.curves(n_out, balanced=balanced),
               "per_record_parametric": parametric_curve(moments, fpc_value, n_neg)}
     histograms = tuple(fpr_histogram(a, tally.rec_fpr[j], int(c_out.min())) for j, a in enumerate(alphas))

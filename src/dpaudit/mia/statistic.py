@@ -82,6 +82,11 @@ class Statistic:
         return PooledScores(self.stat, self.keep)
 
 
+    def release(self) -> None:
+        """Drop the statistic and the non-members' values (the evaluation has read everything from them)."""
+        self.stat, self.negatives = None, np.empty(0)
+
+
 def sorted_positives(stat: np.ndarray, keep: np.ndarray, *, own_stat: bool) -> np.ndarray:
     """The members' statistic, ascending, for :func:`~dpaudit.mia.metrics.pooled.mann_whitney_auc` (the AUC from the sorted classes).
 
