@@ -8,7 +8,9 @@ IN counts: the counted-target path), tied, saturated and constant-column shapes,
 with fixed seeds, plain and balanced references, FPC, strict, the positive sign, LiRA with median /
 global variance, RMIA (the whole-matrix statistic), and blocks of a few records.
 
-Run: ``python benchmarks/mia_same_as.py --reference /work/main/src [--big]`` (exit 1 on a difference;
+Each child checks that it imported the dpaudit of the tree it was given (``benchmarks/_suite`` is not
+imported: it would put this tree first). Run: ``python benchmarks/mia_same_as.py --reference
+/work/main/src [--big]`` (exit 1 on a difference;
 ``--big`` adds M = 256, N+ = 50,000 at n_boot = 0 and 200, the benchmark's size).
 """
 
@@ -25,7 +27,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import _suite  # noqa: F401  (this tree's src/ first on sys.path)
 import numpy as np
 
 HERE = Path(__file__).resolve()
@@ -85,8 +86,13 @@ def make_scores(spec: dict[str, Any], seed: int) -> Any:
     return ScoreSet(score, keep, train_size=n // 2, pool_size=n)
 
 
-def run_cases(folder: Path, names: list[str]) -> int:
-    """(In the child, on the tree first on sys.path.) Evaluate every case's saved scores; pickle the reports."""
+def run_cases(src: Path, folder: Path, names: list[str]) -> int:
+    """(In the child.) Evaluate every case's saved scores with the dpaudit of ``src``; pickle the reports."""
+    sys.path.insert(0, str(src))
+    import dpaudit
+
+    if Path(dpaudit.__file__).resolve().parents[1] != src.resolve():
+        raise RuntimeError(f"imported {dpaudit.__file__}, not the dpaudit of {src}")
     from dpaudit.mia import fits
     from dpaudit.mia.attacks import LiRA
     from dpaudit.mia.evaluate import evaluate
@@ -106,7 +112,7 @@ def run_cases(folder: Path, names: list[str]) -> int:
         finally:
             fits.column_blocks.__defaults__ = defaults
     (folder / f"reports-{os.getpid()}.pkl").write_bytes(pickle.dumps(out))
-    print(os.getpid())
+    print(dpaudit.__file__, os.getpid())
     return 0
 
 
@@ -132,8 +138,8 @@ def differences(a: Any, b: Any, path: str = "") -> list[str]:
 
 def reports_of(src: Path, folder: Path, names: list[str]) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    done = subprocess.run([sys.executable, str(HERE), "--_child", str(folder), *names], env=env, check=True,
-                          capture_output=True, text=True)
+    done = subprocess.run([sys.executable, str(HERE), "--_child", str(src), str(folder), *names], env=env,
+                          check=True, capture_output=True, text=True)
     pid = done.stdout.split()[-1]
     return pickle.loads((folder / f"reports-{pid}.pkl").read_bytes())
 
@@ -145,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--_child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args._child:
-        return run_cases(Path(args._child[0]), args._child[1:])
+        return run_cases(Path(args._child[0]), Path(args._child[1]), args._child[2:])
+    sys.path.insert(0, str(SRC))  # the score sets are made with this tree's simulators
     names = list(CASES) + (list(BIG) if args.big else [])
     with tempfile.TemporaryDirectory(prefix="mia_same_as_") as tmp:
         folder = Path(tmp)
