@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.mia.calibrate import fitted_sign, pp_transform, threshold
-from dpaudit.mia.conformal import block_ranks, hit_probability, rank_cap
+from dpaudit.mia.conformal import ConformalRanks, block_ranks, hit_probability, rank_cap
 from dpaudit.mia.curves import CurveSample
 from dpaudit.mia.fits import LooFitter, RecordMoments, column_blocks
 from dpaudit.mia.metrics.replicates import TargetEntries, TargetSets
@@ -220,13 +220,24 @@ def _count_rank(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: sli
     block's membership, whose OUT scores are the references; ``k``, ``out``: the counted IN and OUT targets,
     ``n_in``, ``n_out`` their numbers per record)."""
     ranks = block_ranks(s, keep, np.count_nonzero(~keep, axis=0), plan.cap)
+    # Only a target with G below the cap can be called (G ≥ cap puts it beyond every budget: probability 0),
+    # so the probabilities are computed for those few targets, and each record's are summed in model order
+    # (bincount adds its entries in order): the column sums over all targets add the same terms in the same
+    # order, with exact +0.0 terms between them.
+    width = s.shape[1]
+    few = np.flatnonzero(ranks.greater < plan.cap)
+    candidates = ConformalRanks(*(a.reshape(-1)[few] for a in (ranks.greater, ranks.equal, ranks.n_ref)), keep=keep)
+    record, k_few, out_few = few % width, k.reshape(-1)[few], out.reshape(-1)[few]
     for j in plan.ranked:
-        hits = hit_probability(ranks, plan.alphas[j])
-        in_hits, out_hits = hits * k, hits * out  # hits ≥ 0: the same floats as where(k, hits, 0)
-        tally.rank_tp[j][cols], tally.rank_fp[j][cols] = in_hits.sum(axis=0), out_hits.sum(axis=0)
+        hits = hit_probability(candidates, plan.alphas[j])
+        in_few, out_few_hits = hits * k_few, hits * out_few  # hits ≥ 0: the same floats as where(k, hits, 0)
+        tally.rank_tp[j][cols] = np.bincount(record, weights=in_few, minlength=width)
+        tally.rank_fp[j][cols] = np.bincount(record, weights=out_few_hits, minlength=width)
         tally.emp_tpr[j][cols] = tally.rank_tp[j][cols] / n_in[cols]
         tally.emp_fpr[j][cols] = tally.rank_fp[j][cols] / n_out[cols]
         if sets is not None:
+            in_hits, out_hits = np.zeros(k.shape), np.zeros(k.shape)
+            in_hits.reshape(-1)[few], out_hits.reshape(-1)[few] = in_few, out_few_hits
             whole = in_hits == 1.0
             sets.add(plan.index[f"pp_rank/{j}"], cols, whole)
             fraction = in_hits * ~whole  # IN targets called with a probability strictly below 1
