@@ -73,7 +73,7 @@ from dpaudit.mia.metrics._inputs import check_level
 from dpaudit.mia.metrics.epsilon import check_delta
 from dpaudit.mia.metrics.pooled import mann_whitney_auc
 from dpaudit.mia.metrics.replicates import TargetSets
-from dpaudit.mia.per_record import models_needed, parametric_per_record, t_test_calls
+from dpaudit.mia.per_record import models_needed, parametric_per_record
 from dpaudit.mia.record_tests import rank_test_pvalues
 from dpaudit.mia.references import DEFAULT_REFERENCES, REFERENCES, References, counted_targets
 from dpaudit.mia.results import MiaReport
@@ -287,7 +287,7 @@ def evaluate(
              for j, a in enumerate(alphas)]
     raw = parametric if fpc_value is None else [parametric_per_record(signal, keep, a, moments=moments).tpr
                                                   for a in alphas]
-    calls = [t_test_calls(signal, keep, a, moments) for a in alphas]
+    calls = tally.t_calls  # per_record.t_test_calls, counted in pass 1
     ctx = RowContext(n_pos, n_neg, delta, level, share_non_normal, threshold_kind, needs, c_in, c_out,
                      rank_test_pvalues(signal, keep), [np.asarray(p) for p in raw], calls, n_in, balanced,
                      scores.record_ids)

@@ -22,7 +22,7 @@ from dpaudit.mia.conformal import ConformalRanks, block_ranks, hit_probability, 
 from dpaudit.mia.curves import CurveSample
 from dpaudit.mia.fits import LooFitter, RecordMoments, column_blocks
 from dpaudit.mia.metrics.replicates import TargetEntries, TargetSets
-from dpaudit.mia.per_record import not_estimable_reason
+from dpaudit.mia.per_record import not_estimable_reason, t_test_block_calls, t_test_cut
 from dpaudit.mia.statistic import Statistic
 
 __all__ = ["RulePlan", "Tally", "first_pass", "naive_pass"]
@@ -50,6 +50,7 @@ class RulePlan:
     cap: int
     index: dict[str, int]
     column: dict[str, int]
+    test_cut: list[np.ndarray]
 
     @classmethod
     def of(cls, alphas: tuple[float, ...], moments: RecordMoments, *, balanced: bool, fpc: float | None = None,
@@ -79,7 +80,7 @@ class RulePlan:
         value_names += [f"{part}/{j}" for j in ranked for part in ("rank_fp", "rank_tp")]
         raw_scale = 1.0 if fpc is None else math.sqrt(fpc)
         return cls(alphas, t_cut, z_cut, raw_scale, reasons, ranked, cap, {name: i for i, name in enumerate(set_names)},
-                   {name: i for i, name in enumerate(value_names)})
+                   {name: i for i, name in enumerate(value_names)}, [t_test_cut(moments, a) for a in alphas])
 
 
 @dataclass
@@ -101,6 +102,8 @@ class Tally:
     fp_raw: dict[str, list[float]] = field(default_factory=dict)  # PP rule → per α: OUT targets called, uncorrected
     rec_calls: dict[str, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)  # PP rule → per α: each
     # record's (IN targets called, OUT targets called)
+    t_calls: list[np.ndarray] = field(default_factory=list)  # per α: each record's IN signals above its t test's
+    # threshold (per_record.t_test_calls)
 
     @classmethod
     def start(cls, plan: RulePlan, n_records: int) -> Tally:
@@ -110,6 +113,7 @@ class Tally:
                  for rule in ("pp_normal", "pp_t")}
         return cls(len(plan.alphas), crossed=[np.zeros(n_records, dtype=np.int64) for _ in plan.alphas],
                    crossed_raw=[np.zeros(n_records, dtype=np.int64) for _ in plan.alphas], rec_calls=calls,
+                   t_calls=[np.zeros(n_records, dtype=np.int64) for _ in plan.alphas],
                    emp_tpr={j: np.empty(n_records) for j in ranked}, emp_fpr={j: np.empty(n_records) for j in ranked},
                    rank_tp={j: np.empty(n_records) for j in ranked}, rank_fp={j: np.empty(n_records) for j in ranked})
 
@@ -151,6 +155,8 @@ def _first_pass_block(cols: slice, signal: np.ndarray, keep: np.ndarray, fitter:
                       n_in: np.ndarray, n_out: np.ndarray, counted: np.ndarray | None) -> None:
     """:func:`first_pass` on the block of records ``cols``."""
     s, k = signal[:, cols], keep[:, cols]
+    for j, cut in enumerate(plan.test_cut):  # the tail check's counts, while the block's signals are in cache
+        tally.t_calls[j][cols] = t_test_block_calls(s, k, cut[cols])
     fits = fitter.fits(cols)
     z = pp_transform(s, fits, sign="positive")  # (t − μ_out)/σ_out: PP's score and LiRA's OUT density
     c = None if counted is None else counted[:, cols]
@@ -226,7 +232,8 @@ def _count_rank(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: sli
     # order, with exact +0.0 terms between them.
     width = s.shape[1]
     few = np.flatnonzero(ranks.greater < plan.cap)
-    candidates = ConformalRanks(*(a.reshape(-1)[few] for a in (ranks.greater, ranks.equal, ranks.n_ref)), keep=keep)
+    candidates = ConformalRanks(ranks.greater.reshape(-1)[few], ranks.equal.reshape(-1)[few],
+                                ranks.n_ref.reshape(-1)[few], keep)
     record, k_few, out_few = few % width, k.reshape(-1)[few], out.reshape(-1)[few]
     for j in plan.ranked:
         hits = hit_probability(candidates, plan.alphas[j])
