@@ -53,6 +53,10 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "median global fpc": (dict(kind="poisson", m=30, n=600),
                           dict(fpr=(0.2, 0.01), n_boot=12, fpc=True, attack="lira-median-global")),
     "rmia": (dict(kind="gauss", m=32, n=600), dict(fpr=(0.05, 0.01), n_boot=15, attack="rmia")),
+    "signed zeros M=48": (dict(kind="poisson", m=48, n=900, ties=True, zeros=True),
+                          dict(fpr=(0.05, 0.01), n_boot=10, seed=4)),
+    "signed zeros M=48 loo fpc": (dict(kind="poisson", m=48, n=900, zeros=True),
+                                  dict(fpr=(0.1,), n_boot=10, references="loo", fpc=True)),
     "small blocks ties": (dict(kind="poisson", m=50, n=700, ties=True, blocks=100),
                           dict(fpr=(0.05, 0.01), n_boot=15, seed=1)),
 }
@@ -83,6 +87,10 @@ def make_scores(spec: dict[str, Any], seed: int) -> Any:
     score = rng.normal(size=n) + sd * rng.normal(size=(m, n)) + keep * rng.normal(size=n) ** 2 * sd
     if spec.get("ties"):
         score = np.round(score * 2) / 2
+    if spec.get("zeros"):  # signed zeros: a third of the scores ±0.0, whole groups of some records
+        score[rng.random(score.shape) < 1 / 3] = 0.0
+        score[:, : n // 10] = 0.0
+        score = np.where(rng.random(score.shape) < 0.5, -1.0, 1.0) * score
     return ScoreSet(score, keep, train_size=n // 2, pool_size=n)
 
 

@@ -182,9 +182,14 @@ class LooFitter:
             count = n.astype(np.int64) - member
         else:  # a target outside the group removes the record's partner of the group (one score per record)
             partner_score = s[partners[g], np.arange(s.shape[1])]
-            dev = np.where(member, s, partner_score[None, :])
             removed = partner_score  # (the removed scores are formed again where _snap_constant needs them)
-            dev -= mean
+            # d = r − μ as (t − μ)·[member] + (partner − μ)·[not member], not np.where (a random mask costs it
+            # ten times an add): adding the other term's exact zero leaves d as it is but for the sign of a
+            # zero d, which changes neither SS' (d²) nor μ' = μ − d/(n − 1) (μ − (±0) is one float unless
+            # μ = −0, and then neither form of d is −0: x − (−0) never is)
+            dev = np.subtract(s, mean)
+            dev *= member
+            dev += np.multiply(~member, partner_score - mean)
             count = np.broadcast_to(n.astype(np.int64) - 1, k.shape)  # a read-only view: one count per record
         mu = dev / n1
         np.subtract(mean, mu, out=mu)
