@@ -68,6 +68,7 @@ from dpaudit.mia.conformal import (
     rank_cap,
 )
 from dpaudit.mia.fits import RecordMoments, check_fpc, column_blocks, record_moments
+from dpaudit.mia.moments import column_counts
 from dpaudit.mia.scores import check_score_keep
 
 __all__ = [
@@ -345,4 +346,4 @@ def t_test_calls(score: np.ndarray, keep: np.ndarray, alpha: float, moments: Rec
 
 def t_test_block_calls(score: np.ndarray, keep: np.ndarray, cut: np.ndarray) -> np.ndarray:
     """:func:`t_test_calls` of a block of records: per record, its IN scores above its threshold ``cut``."""
-    return np.count_nonzero((score > cut) & keep, axis=0)
+    return column_counts((score > cut) & keep)

@@ -22,6 +22,7 @@ from dpaudit.mia.conformal import ConformalRanks, block_ranks, hit_probability, 
 from dpaudit.mia.curves import CurveSample
 from dpaudit.mia.fits import LooFitter, RecordMoments, column_blocks
 from dpaudit.mia.metrics.replicates import TargetEntries, TargetSets
+from dpaudit.mia.moments import column_counts
 from dpaudit.mia.per_record import not_estimable_reason, t_test_block_calls, t_test_cut
 from dpaudit.mia.statistic import Statistic
 
@@ -200,7 +201,7 @@ def _count_pp(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice
                                            ("pp_t", t_in, t_out, one_t)):
             hits = f >= cut_out if one else ((f >= cut_in) & k) | ((f >= cut_out) & out)
             members = hits & k
-            rec_members, rec_hits = np.count_nonzero(members, axis=0), np.count_nonzero(hits, axis=0)
+            rec_members, rec_hits = column_counts(members), column_counts(hits)
             tally.count(rule, j, rec_hits, rec_members)
             rec_in, rec_out = tally.rec_calls[rule][j]
             rec_in[cols] = rec_members
@@ -214,9 +215,9 @@ def _count_pp(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice
                 called_out |= rows[f"{rule}/{j}"]
         # the parametric rule's thresholds crossed by each record's own OUT signals (leave-one-out), and
         # the same uncorrected (the Gaussian model's check; the same counts without the FPC)
-        tally.crossed[j][cols] = np.count_nonzero((z >= t_out) & record_out, axis=0)
+        tally.crossed[j][cols] = column_counts((z >= t_out) & record_out)
         tally.crossed_raw[j][cols] = (tally.crossed[j][cols] if raw == 1.0
-                                      else np.count_nonzero((z >= t_out * raw) & record_out, axis=0))
+                                      else column_counts((z >= t_out * raw) & record_out))
 
 
 def _count_rank(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: slice, s: np.ndarray, keep: np.ndarray,
@@ -225,7 +226,7 @@ def _count_rank(plan: RulePlan, tally: Tally, sets: TargetSets | None, cols: sli
     """Sum one block's conformal call probabilities at every estimable α (signals ``s``; ``keep``: the
     block's membership, whose OUT scores are the references; ``k``, ``out``: the counted IN and OUT targets,
     ``n_in``, ``n_out`` their numbers per record)."""
-    ranks = block_ranks(s, keep, np.count_nonzero(~keep, axis=0), plan.cap)
+    ranks = block_ranks(s, keep, column_counts(~keep), plan.cap)
     # Only a target with G below the cap can be called (G ≥ cap puts it beyond every budget: probability 0),
     # so the probabilities are computed for those few targets, and each record's are summed in model order
     # (bincount adds its entries in order): the column sums over all targets add the same terms in the same
@@ -262,7 +263,7 @@ def naive_pass(stat: np.ndarray, keep: np.ndarray, cuts: list[float], tally: Tal
         for j, c in enumerate(cuts):
             above = st > c
             members = above & k
-            rec_above, rec_members = np.count_nonzero(above, axis=0), np.count_nonzero(members, axis=0)
+            rec_above, rec_members = column_counts(above), column_counts(members)
             tally.count("naive", j, rec_above, rec_members)
             tally.rec_fpr[j][cols] = (rec_above - rec_members) / n_out[cols]  # the OUT targets above the cut
             if sets is not None:
