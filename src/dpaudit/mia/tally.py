@@ -39,7 +39,9 @@ class RulePlan:
     by which the PP scores' uncorrected thresholds — those of the Gaussian check — are scaled; ``reasons[j]``: why the rank rules are not estimable ("" when
     they are), ``ranked`` the j where they are, ``cap`` the conformal ranks they need; ``index``: the
     bootstrap's target sets by name (with ``"out"``, the counted OUT targets, when not every target
-    counts), ``column``: the targets' values it sums one by one, by name.
+    counts), ``column``: the targets' values it sums one by one, by name; ``test_cut[j]``: each record's
+    own t-test threshold from all its OUT scores (:func:`~dpaudit.mia.per_record.t_test_cut`), whose
+    crossings by its IN scores the tail check counts.
     """
 
     alphas: tuple[float, ...]
