@@ -11,6 +11,7 @@ Without DPAUDIT_DATA the Adult rows are skipped (each section notes it); CI sets
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -89,6 +90,18 @@ def test_the_startup_section_is_judged_on_its_two_targets():
                     '| 8 | Start-up: dpaudit fairness adult -c "sex ⊥ income" --exact / python -c "import duckdb, '
                     'pandas" | fresh process | **1.6×** | ≤ 1.5× | **missed** |']
     assert "| Start-up | fresh process | python -c \"pass\" |" in render.comparisons(page, "startup")
+
+
+def test_the_startup_sides_run_this_tree_from_bytecode_unless_asked(monkeypatch, tmp_path):
+    """bench_startup: the tree first on PYTHONPATH; its bytecode written once (as installed) even when
+    PYTHONDONTWRITEBYTECODE is set around the script, or, ``--from-source``, never."""
+    import bench_startup
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("PYTHONPATH", "elsewhere")
+    installed, source = bench_startup._env(tmp_path, True), bench_startup._env(tmp_path, False)
+    assert "PYTHONDONTWRITEBYTECODE" not in installed and source["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert installed["PYTHONPATH"].split(os.pathsep) == [str(tmp_path), "elsewhere"] == source["PYTHONPATH"].split(os.pathsep)
 
 
 def test_section_selection():

@@ -110,3 +110,19 @@ def test_adult_piped_is_plain(adult_available):
     assert "sex ⊥ income: sex=Female, income=>50K (under-represented, MD 0.04311, 1,769 rows vs 3874.5 expected)" in text
     for value in _values(doc):
         assert value in text
+
+
+def test_mia_evaluate_piped_is_plain_and_loads_no_rich(tmp_path):
+    """``dpaudit mia evaluate`` to a pipe: the text report (``str(report)``), no box drawing, no rich."""
+    scores = tmp_path / "s.npz"
+    _run(["mia", "simulate", "calibration", "--models", "16", "--records", "200", "--fpr", "0.1", "--out", str(scores),
+          "--json"])
+    code = ("import runpy, sys; sys.argv = ['dpaudit', 'mia', 'evaluate', sys.argv[1], '--fpr', '0.1', '--n-boot', '0']\n"
+            "try:\n    runpy.run_module('dpaudit', run_name='__main__')\nexcept SystemExit as exc:\n"
+            "    assert exc.code in (0, None), exc.code\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'markdown_it', 'pygments'}), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, str(scores)], capture_output=True, text=True, check=False,
+                          env={**os.environ, "COLUMNS": "40"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("LIRA evaluation — M = 16 models") and not set(done.stdout) & BOX
+    assert max(map(len, done.stdout.splitlines())) > 40 and done.stderr.strip().splitlines()[-1] == "[]"
