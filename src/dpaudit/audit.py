@@ -15,12 +15,12 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from dpaudit._defaults import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES  # not the WCNF encoder: imported when used
 from dpaudit._errors import DPAuditError, SchemaError
 from dpaudit._validation import positive
 from dpaudit.counting import DEFAULT_ENGINE, check_engine, count_tables, describe, engine_of, infer_schema, open_data
 from dpaudit.criteria import CriterionLike, parse_criteria
 from dpaudit.measures import Measure, measure_from, option_fields, options_doc
-from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.privacy import Budget, exact_release, laplace_release
 from dpaudit.privacy._mechanisms import MIN_RELEASE_EPSILON, derive_seed
 from dpaudit.results import AuditResult, BudgetState, MeasureResult
