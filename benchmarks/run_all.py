@@ -15,6 +15,7 @@ Sections (``--only`` takes the name or the number):
 5. ``train``      train_run vs a plain scikit-learn loop
 6. ``scaling``    rows 10K … 100M and models 16 … 1,024, plotted log–log
 7. ``spark``      Adult and the census audit on Spark (local mode), if pyspark is installed
+8. ``startup``    dpaudit --help and a small exact audit as fresh processes vs python -c "import duckdb, pandas"
 
 Every number in the document is a ratio dpaudit / baseline of medians over interleaved repeats in this
 one process; the machine's load, CPU count and versions are recorded beside them. Generated data (the

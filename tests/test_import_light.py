@@ -11,12 +11,15 @@ nothing has been imported yet.
   ``dpaudit.mia._defaults``, the engine and format registries name their libraries without importing
   them. Nor rich: the help is click's plain formatter (``rich_markup_mode=None``; typer's rich one
   imports rich's markdown and syntax modules, about 0.15 s). Allowed: typer and click (typer's copy).
+* the small exact audit of ``benchmarks/bench_startup.py`` printing to a pipe: no rich (the view is plain
+  text there), no MIA module, no engine or solver it does not use (U_R (ci) needs no center solver).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -175,3 +178,28 @@ def test_a_command_run_with_option_values_imports_no_pydantic(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "U_MI^TVD" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+
+
+#: Never imported by the small exact audit of ``benchmarks/bench_startup.py`` printing to a pipe: rich (the
+#: plain view, :func:`dpaudit.report.text.render_command`, no spinner without a terminal), the engines and
+#: solvers a pandas frame and U_R (ci) do not use, the DP noise library (exact values draw none), scipy.
+AUDIT_UNUSED = ("rich", "markdown_it", "pygments", "scipy", "duckdb", "pyspark", "polars", "dask", "sklearn",
+                "matplotlib", "opendp", "ortools", "pysat", "pyscipopt", "highspy", "torch", "pydantic", "ssl", "http")
+#: dpaudit modules that audit does not need: every MIA module but the defaults the help reads, the bag/set
+#: center solvers, the WCNF export, the HTML and rich renderers, the self-check beyond its help defaults.
+AUDIT_UNUSED_OWN = ("dpaudit.mia.", "dpaudit.measures._center", "dpaudit.measures._wcnf", "dpaudit.report.html",
+                    "dpaudit.report.rich", "dpaudit.report.json", "dpaudit.selfcheck._run", "dpaudit.selfcheck._checks")
+ALLOWED_MIA = {"dpaudit.mia._defaults"}
+
+
+def test_the_small_exact_audit_imports_no_rich_mia_or_unused_solver(adult_available):
+    """``dpaudit fairness adult -c "sex ⊥ income" --exact`` with stdout and stderr a pipe (what a script and
+    the start-up benchmark see) loads none of :data:`AUDIT_UNUSED` or :data:`AUDIT_UNUSED_OWN`."""
+    own = f"sorted(m for m in sys.modules if m.startswith({AUDIT_UNUSED_OWN!r}) and m not in {ALLOWED_MIA!r})"
+    code = _HELP.replace('*{args!r}, "--help"', "*{args!r}").format(
+        args=["fairness", "adult", "-c", "sex ⊥ income", "--exact"], loaded=f"{_loaded(AUDIT_UNUSED)}, {own}")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          env={**os.environ, "DPAUDIT_DATA": str(adult_available)})
+    assert done.returncode == 0, done.stderr
+    assert "U_MI^TVD" in done.stdout and "┃" not in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[] []", done.stderr

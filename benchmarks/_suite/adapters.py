@@ -12,6 +12,7 @@ that fails to import fails only its sections (``sections.run_section`` records t
 * ``bench_mia_train.py``: ``sklearn_loop`` (the plain scikit-learn loop); ``train_run`` is called
   here with both trainers.
 * ``bench_spark.py``: ``run_spark`` and ``run_spark_adult`` (section 7).
+* ``bench_startup.py``: ``run_startup`` (section 8).
 """
 
 from __future__ import annotations
@@ -234,3 +235,15 @@ def spark_adult(frame: Any, schema: Any, *, repeat: int, warmup: int) -> list[Co
 
     result = run_spark_adult(frame, schema, repeat=repeat, warmup=warmup)
     return comparisons(result, f"{result['rows']:,}", "bench_spark.run_spark_adult")
+
+
+# ---------------------------------------------------------------------------------------------------
+# section 8: start-up as fresh processes (bench_startup.py)
+# ---------------------------------------------------------------------------------------------------
+def startup(*, repeat: int, warmup: int) -> list[Comparison]:
+    """``bench_startup.run_startup``: ``dpaudit --help``, the small exact audit, ``import dpaudit`` and
+    ``python -c pass`` as fresh processes vs ``python -c "import duckdb, pandas"``."""
+    from bench_startup import run_startup
+
+    result = run_startup(repeat=repeat, warmup=warmup)
+    return comparisons(result, "fresh process", "bench_startup.run_startup", workload="Start-up")

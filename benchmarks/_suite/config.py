@@ -12,7 +12,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 
 #: Section keys in document order, with the number each is also known by (``--only 3``).
-SECTIONS = ("fairness", "references", "repair", "mia", "train", "scaling", "spark")
+SECTIONS = ("fairness", "references", "repair", "mia", "train", "scaling", "spark", "startup")
 
 #: The targets of issue 14 ("Scale and speed") the summary table checks: a ratio is met when the median
 #: ratio is at most the target. They apply to the full configuration's sizes.
@@ -26,7 +26,13 @@ TARGETS = {
     "mia": 15.0,             # evaluate without bootstrap / one np.sort, M = 256, N+ = 50,000
     "mia_boot": 40.0,        # evaluate with 200 bootstrap replicates / one np.sort
     "mia_rss": 4.0,          # peak RSS from loading the scores / the score matrix
+    "help_s": 0.3,           # dpaudit --help as a fresh process, seconds (absolute; issue 25)
+    "startup": 1.5,          # the small exact audit as a fresh process / python -c "import duckdb, pandas" (issue 25)
 }
+#: Targets on seconds, not ratios (shown "≤ 0.3 s").
+SECONDS_TARGETS = ("help_s",)
+#: Targets whose workload is the same in every configuration (only the rounds differ): judged in each.
+EVERY_SIZE = ("help_s", "startup")
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,7 @@ class Config:
     scaling_models: tuple[int, ...]
     scaling_records: int
     spark_rows: tuple[int, ...]                  # section 7 (when bench_spark.run_spark exists)
+    repeat_startup: int = 15                     # section 8: rounds of fresh processes (after the warm-up)
     warmup: int = 1                              # untimed calls of each side before the timed rounds
     data_dir: Path = field(default_factory=lambda: default_data_dir())
     seed: int = 0
@@ -66,7 +73,7 @@ class Config:
 
     def with_repeat(self, n: int) -> Config:
         """Every repeat count set to ``n`` (``--repeat``)."""
-        return self.replace(repeat=n, repeat_large=n, repeat_costly=n, repeat_adult=n)
+        return self.replace(repeat=n, repeat_large=n, repeat_costly=n, repeat_adult=n, repeat_startup=n)
 
     def repeats_for(self, rows: int) -> int:
         return self.repeat_large if rows >= 10_000_000 else self.repeat
@@ -142,6 +149,7 @@ QUICK = FULL.replace(
     scaling_models=(16, 64, 256),
     scaling_records=2_000,
     spark_rows=(100_000,),
+    repeat_startup=5,
 )
 
 SMOKE = FULL.replace(
@@ -168,6 +176,7 @@ SMOKE = FULL.replace(
     scaling_models=(16, 32),
     scaling_records=300,
     spark_rows=(10_000,),
+    repeat_startup=1,
 )
 
 PRESETS = {"full": FULL, "quick": QUICK, "smoke": SMOKE}

@@ -8,6 +8,7 @@ JSON written beside it.
 from __future__ import annotations
 
 import importlib.util
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -116,6 +117,16 @@ def spark(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
     return comps, [adult] if isinstance(adult, str) else []
 
 
+# ---------------------------------------------------------------------------------------------------
+# 8. start-up
+# ---------------------------------------------------------------------------------------------------
+def startup(cfg: Config, ctx: Context) -> tuple[list[Comparison], list[str]]:
+    if not os.environ.get("DPAUDIT_DATA"):  # the audit side reads Adult in each fresh process
+        return [], ["not measured: the small audit reads Adult; set DPAUDIT_DATA to the shared datasets folder"]
+    log(f"  dpaudit --help, the small exact audit, import dpaudit: fresh processes, {cfg.repeat_startup} rounds")
+    return _logged(adapters.startup(repeat=cfg.repeat_startup, warmup=cfg.warmup)), []
+
+
 RUNNERS: dict[str, Callable[[Config, Context], tuple[list[Comparison], list[str]]]] = {
     "fairness": fairness,
     "references": references,
@@ -124,6 +135,7 @@ RUNNERS: dict[str, Callable[[Config, Context], tuple[list[Comparison], list[str]
     "train": train,
     "scaling": scaling,
     "spark": spark,
+    "startup": startup,
 }
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dpaudit._audit_args import NO_PRIVACY_CHOICE, PYTHON_HINT, left_out_note, resolve_measures, split_budget
-from dpaudit._defaults import DEFAULT_MEASURES
+from dpaudit._defaults import DEFAULT_MEASURES, DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES  # not the WCNF encoder: imported when used
 from dpaudit._errors import DPAuditError, SchemaError
 from dpaudit._format import epsilon_text, plural
 from dpaudit._progress import progress_callback
@@ -25,7 +25,6 @@ from dpaudit.criteria import CriterionLike, parse_criteria
 from dpaudit.details import hook
 from dpaudit.diagnostics import DIAGNOSTIC_SHARE, check_share, diagnose_exact, diagnose_private, diagnostic_epsilon
 from dpaudit.measures import Measure, options_doc
-from dpaudit.measures._wcnf import DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES
 from dpaudit.privacy import Budget, exact_release, laplace_release
 from dpaudit.privacy._mechanisms import derive_seed
 from dpaudit.results import AuditResult, BudgetState, MeasureResult

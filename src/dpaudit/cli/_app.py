@@ -228,12 +228,15 @@ def spinner(message: str) -> Iterator[Callable[[str], None]]:
     terminal nothing is drawn (stdout is never touched, so ``--json`` output stays one document); the
     spinner is transient, so a terminal keeps only what the command prints after it.
     """
+    stream = sys.stderr
+    if not getattr(stream, "isatty", lambda: False)():  # checked before rich is imported: a pipe loads none of it
+        yield lambda _text: None
+        return
     from rich.console import Console
     from rich.text import Text
 
-    stream = sys.stderr
     console = Console(file=stream)
-    if not (getattr(stream, "isatty", lambda: False)() and not console.is_dumb_terminal):
+    if console.is_dumb_terminal:
         yield lambda _text: None
         return
     with console.status(Text(f"{message} …")) as status:  # Text: a path or a value is never read as markup

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -206,10 +207,14 @@ def fairness(
     saves.render(result)  # before anything is printed: a failure leaves no half-done output
     if as_json:
         write_json(result, None)
-    else:
+    elif sys.stdout.isatty():  # a terminal: rich tables
         from dpaudit.report.rich import print_audit
 
         print_audit(result)
+    else:  # a pipe or a file: the same view as plain text, never wrapped (no rich imported)
+        from dpaudit.report.text import render_command
+
+        typer.echo(render_command(result))
     saves.write(json_on_stdout=as_json)
     if budget is not None:
         typer.echo(f"ledger {ledger}: spent ε = {epsilon_text(budget.spent)} of {epsilon_text(budget.total_epsilon)}, "

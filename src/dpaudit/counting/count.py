@@ -48,6 +48,7 @@ from dpaudit.counting.checks import check_counting
 from dpaudit.counting.encode import _column_codes, engine_frame
 from dpaudit.counting.frames import Opened, open_data
 from dpaudit.counting.keys import IntegerKey
+from dpaudit.counting.lookup import frame_codes
 from dpaudit.criteria import Criterion
 from dpaudit.schema import Binned, Domain, Schema
 
@@ -208,9 +209,14 @@ def count_tables(data: Any, criteria: Sequence[Criterion], schema: Schema) -> li
         check_counting(criteria, opened.frame.columns, schema)
         if not criteria:
             return []
-        series = _series(opened.frame, needed)
-        dtypes = _check_types(_dtypes(opened.frame, needed, series), schema, needed)
-        tallies = _tally(opened, criteria, schema, dtypes, series)
+        order, sizes = _order(criteria, schema)
+        codes = frame_codes(opened.frame, order, schema)  # a pandas frame of integer codes: no Arrow
+        if codes is not None:
+            tallies = [_Tally(order, codes, None, sizes)]
+        else:
+            series = _series(opened.frame, needed)
+            dtypes = _check_types(_dtypes(opened.frame, needed, series), schema, needed)
+            tallies = _tally(opened, criteria, schema, dtypes, series)
         tables = []
         for crit in criteria:
             tally = next(t for t in tallies if set(crit.columns) <= set(t.columns))
@@ -261,6 +267,13 @@ class _Tally:
         return counted if self.weights is None else np.rint(counted).astype(np.int64)
 
 
+def _order(criteria: Sequence[Criterion], schema: Schema) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The columns the criteria use in the order a DataError names them (criterion by criterion,
+    each criterion's columns sorted by name), and the size of each one's domain."""
+    order = tuple(dict.fromkeys(c for crit in criteria for c in sorted(crit.columns)))
+    return order, {c: schema[c].size for c in order}
+
+
 def _tally(opened: Opened, criteria: Sequence[Criterion], schema: Schema, dtypes: dict[str, Any],
            series: dict[str, Any] | None) -> list[_Tally]:
     """Read the rows, once: the codes of every column the criteria use (see the module docstring);
@@ -273,8 +286,7 @@ def _tally(opened: Opened, criteria: Sequence[Criterion], schema: Schema, dtypes
     """
     import narwhals.stable.v2 as nw
 
-    order = tuple(dict.fromkeys(c for crit in criteria for c in sorted(crit.columns)))
-    sizes = {c: schema[c].size for c in order}
+    order, sizes = _order(criteria, schema)
     if series is not None and all(dtypes[c] != nw.Object for c in order):
         codes = {c: _column_codes(c, schema[c], series[c], dtypes[c], None, raw_numbers=True)
                  for c in order}

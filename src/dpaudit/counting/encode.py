@@ -13,13 +13,12 @@ Values (or bin codes) then become the index of their cell in the declared domain
 (:func:`_column_codes`), and values outside it are refused with the column, the values and their
 row counts named. :mod:`dpaudit.counting.count` codes the rows of an in-memory frame, and the grouped
 rows of a lazy engine (then each value carries the number of rows it stands for, ``weights``).
-:func:`_range_lut` (a lookup table over an integer column's range) serves both the binning of
-integers and the coding of categorical integers.
+:mod:`dpaudit.counting.lookup` (a lookup table over an integer column's range) serves both the
+binning of integers and the coding of categorical integers.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +28,7 @@ import numpy as np
 from dpaudit._errors import DataError
 from dpaudit.counting.frames import Opened
 from dpaudit.counting.keys import IntegerKey, _equal_width_run, integer_key, key_codes
+from dpaudit.counting.lookup import bin_lookup, declared_keys, integer_codes, integer_limit, integer_lookup, range_codes
 from dpaudit.schema import Binned, Categorical, Domain, Schema, _is_missing
 
 _MISSING_CODE = -2  # bin code of a missing entry in a binned column (below-range is -1)
@@ -140,8 +140,7 @@ def _bin_codes(edges: Sequence[float], column: Any) -> np.ndarray:
     import pyarrow as pa
 
     grid = np.asarray(edges, dtype=np.float64)
-    if pa.types.is_integer(column.type) and (lut := _range_lut(column, lambda values: np.searchsorted(
-            grid, values.astype(np.float64), side="right") - 1)) is not None:
+    if pa.types.is_integer(column.type) and (lut := _range_lut(column, bin_lookup(edges))) is not None:
         return lut
     values = column.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)  # nulls become NaN
     codes = np.searchsorted(grid, values, side="right") - 1
@@ -150,39 +149,22 @@ def _bin_codes(edges: Sequence[float], column: Any) -> np.ndarray:
 
 
 def _range_lut(column: Any, code_of: Any, limit: int | None = None) -> np.ndarray | None:
-    """Codes of an integer Arrow column through a lookup table over its range [min, max] (from 0
-    when the values are small and non-negative, so the values index it directly), or None when the
-    range is longer than ``limit`` (default: the column's length, at least 65,536).
-    ``code_of(values)`` gives the code of each value of an int64 array; nulls get ``_MISSING_CODE``."""
+    """Codes of an integer Arrow column through :func:`~dpaudit.counting.lookup.range_codes` (a
+    lookup table over its range), nulls coded ``_MISSING_CODE``; None when the range is longer than
+    ``limit`` (default: the column's length, at least 65,536)."""
     import pyarrow.compute as pc
 
-    limit = limit if limit is not None else max(len(column), 1 << 16)
     nulls = column.null_count
-    if nulls:
-        bounds = pc.min_max(column).as_py()
-        lo, hi = bounds["min"], bounds["max"]
-        if lo is None:  # all null
-            return np.full(len(column), _MISSING_CODE, dtype=np.int64)
-        values = pc.fill_null(column, lo).to_numpy()
-    else:
-        values = column.to_numpy()
-        if not len(values):
-            return np.empty(0, dtype=np.int64)
-        lo, hi = int(values.min()), int(values.max())
-    if hi - lo > limit or hi >= 2**63:
+    if not nulls:
+        return range_codes(column.to_numpy(), code_of, limit)
+    lo = pc.min_max(column).as_py()["min"]
+    if lo is None:  # all null
+        return np.full(len(column), _MISSING_CODE, dtype=np.int64)
+    codes = range_codes(pc.fill_null(column, lo).to_numpy(), code_of, limit)
+    if codes is None:
         return None
-    lut = np.asarray(code_of(np.arange(lo, hi + 1, dtype=np.int64)), dtype=np.int64)
-    shift = int(lut[0]) - lo
-    if lut[0] >= 0 and shift < 2**63 and np.array_equal(lut, np.arange(lut[0], lut[0] + len(lut))):
-        codes = values.astype(np.int64, copy=True)  # code = value + shift (e.g. label-encoded columns): no lookup
-        if shift:
-            codes += shift
-    elif 0 <= lo and hi <= limit:  # index by the values themselves: no subtraction pass
-        codes = np.take(np.concatenate((np.zeros(lo, dtype=np.int64), lut)), values)
-    else:
-        codes = np.take(lut, values.astype(np.int64, copy=False) - lo)
-    if nulls:
-        codes[~column.is_valid().to_numpy(zero_copy_only=False)] = _MISSING_CODE
+    codes = np.array(codes, dtype=np.int64)  # writable: the nulls are marked below
+    codes[~column.is_valid().to_numpy(zero_copy_only=False)] = _MISSING_CODE
     return codes
 
 
@@ -264,22 +246,6 @@ def _raise_binned(name: str, domain: Binned, codes: np.ndarray, weights: np.ndar
     )
 
 
-@functools.lru_cache(maxsize=256)
-def _declared_keys(domain: Categorical) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
-    """The declared texts with their codes, and the integers equal to a declared number
-    (``int(v) == v``, within int64) with theirs, as two arrays."""
-    texts = {v: i for i, v in enumerate(domain.values) if isinstance(v, str)}
-    whole: dict[int, int] = {}
-    for v in domain.values:
-        try:
-            k = int(v)
-        except (TypeError, ValueError, OverflowError):
-            continue
-        if k == v and -(2**63) <= k < 2**63:
-            whole[k] = domain.code_of(k)  # type: ignore[assignment]
-    return texts, np.array(list(whole), dtype=np.int64), np.array(list(whole.values()), dtype=np.int64)
-
-
 def _known_codes(domain: Categorical, column: Any) -> tuple[np.ndarray, bool] | None:
     """Codes of the values of a text or integer Arrow column that equal a declared value, −1 for
     the others (nulls, values outside the domain), and whether there are no others for certain;
@@ -293,7 +259,7 @@ def _known_codes(domain: Categorical, column: Any) -> tuple[np.ndarray, bool] | 
     import pyarrow.compute as pc
 
     kind = column.type
-    texts, keys, key_codes = _declared_keys(domain)
+    texts, keys, key_codes = declared_keys(domain)
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         if not texts:
             return None
@@ -303,27 +269,21 @@ def _known_codes(domain: Categorical, column: Any) -> tuple[np.ndarray, bool] | 
     if pa.types.is_integer(kind):
         if not len(keys):
             return None
-
-        complete = [True]
-
-        def lookup(values: np.ndarray) -> np.ndarray:  # values: consecutive integers
-            out = np.full(len(values), -1, dtype=np.int64)
-            inside = (keys >= values[0]) & (keys <= values[-1])
-            out[keys[inside] - values[0]] = key_codes[inside]
-            complete[0] = bool(inside.sum() == len(values))  # every integer of the range is declared
-            return out
-
-        codes = _range_lut(column, lookup, limit=max(len(column), 1 << 16, 4 * len(keys)))
-        if codes is None:  # a sparse range: Arrow's hash lookup of the declared integers
-            lo, hi = pc.min_max(column).as_py().values()
-            inside = (keys >= lo) & (keys <= hi)
-            index = pc.index_in(column, value_set=pa.array(keys[inside], type=kind))
-            lut = np.append(key_codes[inside], -1)
-            return lut[pc.fill_null(index, int(inside.sum())).to_numpy(zero_copy_only=False)], not index.null_count
-        if column.null_count:
-            codes[codes == _MISSING_CODE] = -1
-            return codes, False
-        return codes, complete[0]
+        if not column.null_count:
+            found = integer_codes(domain, column.to_numpy())
+            if found is not None:
+                return found
+        else:
+            codes = _range_lut(column, integer_lookup(domain), limit=integer_limit(domain, len(column)))
+            if codes is not None:
+                codes[codes == _MISSING_CODE] = -1
+                return codes, False
+        # a sparse range: Arrow's hash lookup of the declared integers
+        lo, hi = pc.min_max(column).as_py().values()
+        inside = (keys >= lo) & (keys <= hi)
+        index = pc.index_in(column, value_set=pa.array(keys[inside], type=kind))
+        lut = np.append(key_codes[inside], -1)
+        return lut[pc.fill_null(index, int(inside.sum())).to_numpy(zero_copy_only=False)], not index.null_count
     return None
 
 
@@ -386,7 +346,7 @@ def _arrow_codes(name: str, domain: Categorical, column: Any, weights: np.ndarra
     if known is not None and known[1]:
         return known[0]
     rest = np.ones(len(column), dtype=bool) if known is None else known[0] < 0
-    codes = np.full(len(column), -1, dtype=np.int64) if known is None else known[0]
+    codes = np.full(len(column), -1, dtype=np.int64) if known is None else np.require(known[0], requirements="W")
     if rest.any():
         everything = bool(rest.all())
         values, index = _factorize(column if everything else column.filter(pa.array(rest)))

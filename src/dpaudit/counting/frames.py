@@ -82,12 +82,11 @@ def open_data(data: Any, criteria: Sequence[Criterion] = (), schema: Schema | st
         return data
     counter = engine_of(data, engine) if isinstance(engine, str) else engine
     declared = schema if isinstance(schema, Schema) else None
-    kinds = declared_kinds(declared, [c for crit in criteria for c in crit.columns])
-    if isinstance(schema, str) and schema == "infer":  # inferred categories keep the file's words (yes/no)
-        kinds = {EVERY_COLUMN: "words"}
-    if not counter.copies(data):
+    if not counter.copies(data):  # a frame is wrapped as it is: only a file's columns are typed
+        kinds = _file_kinds(schema, declared, criteria) if _is_path(data) else {}
         frame, connection = _frame(data, kinds)
         return Opened(frame, counter, connection)
+    kinds = _file_kinds(schema, declared, criteria)
     header, connection = _frame(data, {})  # lazy: a file's header only
     try:
         check_counting(criteria, header.columns, declared)
@@ -98,12 +97,25 @@ def open_data(data: Any, criteria: Sequence[Criterion] = (), schema: Schema | st
     return Opened(frame, counter, connection)
 
 
+def _file_kinds(schema: Any, declared: Schema | None, criteria: Sequence[Criterion]) -> dict[str, str]:
+    """How a file's columns are typed: as ``declared`` declares the criteria's columns
+    (:func:`declared_kinds`), or, under ``schema="infer"``, every column keeping the file's words
+    (yes/no stay text)."""
+    if isinstance(schema, str) and schema == "infer":
+        return {EVERY_COLUMN: "words"}
+    return declared_kinds(declared, [c for crit in criteria for c in crit.columns])
+
+
+def _is_path(data: Any) -> bool:
+    return isinstance(data, (str, Path))
+
+
 def _frame(data: Any, kinds: dict[str, str]) -> tuple[Any, Any]:
     """``data`` as a narwhals frame (a path opened with DuckDB, typed by ``kinds``) and the DuckDB
     connection behind a file (None for a frame)."""
     import narwhals.stable.v2 as nw
 
-    if isinstance(data, (str, Path)):
+    if _is_path(data):
         return open_file(Path(data), kinds)
     check_labels(_native_labels(data))  # before narwhals: it refuses a pandas frame's repeats itself
     try:

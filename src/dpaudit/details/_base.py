@@ -13,8 +13,8 @@ dataclass subclassing :class:`Details`, which gives it
 * ``recognises(doc)``: whether a measure's JSON entry holds details of this type (its required
   fields are there), for documents whose measure is not registered;
 * the **report hooks**, each with a generic default built on the *field table* (:func:`field_rows`,
-  one row per entry of ``to_dict()``): ``text_lines`` (``str(result)``), ``rich_lines`` (the
-  terminal), and two that the reports ask of every measure: ``mi_baseline`` (the non-private I(P;O|A) per criterion,
+  one row per entry of ``to_dict()``): ``text_lines`` (``str(result)``), ``report_lines`` (the
+  command's view, plain when piped) and ``rich_lines`` (the same on a terminal, in rich markup), and two that the reports ask of every measure: ``mi_baseline`` (the non-private I(P;O|A) per criterion,
   shown beside the values; only U_MI^TVD has one) and ``explanation`` (an ε the details spent on a
   private release of their own, listed in the budget; only U_TC's named cells).
 
@@ -138,11 +138,20 @@ class Details:
         """Lines under the measure's row in ``str(result)``: the field table."""
         return [f"      {key}: {text}" for key, text in field_rows(self)]
 
+    def report_lines(self, m: MeasureResult) -> list[str]:
+        """Plain lines printed after the command's table (on a terminal, bold heading; piped, as they are):
+        a heading ending in ``:`` and the field table."""
+        return [f"{m.title} details:"] + [f"  {k}: {t}" for k, t in field_rows(self)]
+
     def rich_lines(self, m: MeasureResult) -> list[str]:
-        """Lines (rich markup) printed after the terminal's table: a heading and the field table."""
+        """:meth:`report_lines` in rich markup, for the terminal: the heading bold, every line escaped."""
         from rich.markup import escape
 
-        return [f"[bold]{escape(m.title)} details[/bold]:"] + [f"  {escape(k)}: {escape(t)}" for k, t in field_rows(self)]
+        lines = hook(self, "report_lines")(m)  # an object without the hook: the field table
+        if not lines:
+            return []
+        head, colon = (lines[0][:-1], ":") if lines[0].endswith(":") else (lines[0], "")
+        return [f"[bold]{escape(head)}[/bold]{colon}"] + [escape(line) for line in lines[1:]]
 
 
 def _text(value: Any, number: Callable[[Any], str]) -> str:

@@ -166,10 +166,10 @@ class _CellList(Details):
     def text_lines(self, m: MeasureResult) -> list[str]:
         return [f"      top cell: {describe_cell(cell)}" for cell in self.top_cells]
 
-    def rich_lines(self, m: MeasureResult) -> list[str]:
+    def report_lines(self, m: MeasureResult) -> list[str]:
         if not self.top_cells:
             return []
-        return [f"[bold]{m.title} top cells[/bold] ({self._how}):"] + [
+        return [f"{m.title} top cells ({self._how}):"] + [
             f"  {i:>2}. {cell.criterion}: {describe_cell(cell)}" for i, cell in enumerate(self.top_cells, 1)]
 
 

@@ -133,12 +133,12 @@ class RepairDetails(Details):
     def text_lines(self, m: MeasureResult) -> list[str]:
         return [f"      repair ({self.semantics}): {self.status_line()}"] if self.per_block else []
 
-    def rich_lines(self, m: MeasureResult) -> list[str]:
+    def report_lines(self, m: MeasureResult) -> list[str]:
         """What the repair changes: the largest blocks, with their cell changes or kept groups."""
         if not self.per_block:
             return []
         exact = "exact" if self.exact else f"bounds [{m.value:,.6g}, {self.upper:,.6g}]"
-        lines = [f"[bold]{m.title} ({self.semantics}) repair[/bold] — {exact} ({self.status_line()}); largest blocks:"]
+        lines = [f"{m.title} ({self.semantics}) repair — {exact} ({self.status_line()}); largest blocks:"]
         for block in sorted(self.per_block, key=lambda b: -b.upper)[:_TERMINAL_BLOCKS]:
             where = ", ".join(f"{k}={v}" for k, v in block.admissible.items())
             bound = "" if block.exact else f" ({block.status}, ≤ {block.upper:,.6g})"

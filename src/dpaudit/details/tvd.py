@@ -36,5 +36,5 @@ class TVDDetails(Details):
     def text_lines(self, m: MeasureResult) -> list[str]:
         return []
 
-    def rich_lines(self, m: MeasureResult) -> list[str]:
+    def report_lines(self, m: MeasureResult) -> list[str]:
         return []

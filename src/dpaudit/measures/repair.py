@@ -67,13 +67,12 @@ from dpaudit._validation import number, one_of
 from dpaudit.details.repair import SEMANTICS, BlockRepairDetail, CellChange, RepairDetails
 from dpaudit.measures._base import Assessment, Measure, ReportSection
 from dpaudit.measures._block import BlockRepair
-from dpaudit.measures._center import ENUMERATION_LIMIT, center_block
 from dpaudit.measures._ci import TOLERANCE, ci_block, two_row_ci
 from dpaudit.measures._limits import DEFAULT_WORK_LIMIT, Limits
 from dpaudit.measures._neighbours import NeighbourPair, WorstCase, moved
 
 __all__ = ["Repair", "SEMANTICS", "BlockRepair", "repair_block", "repair_blocks", "u_r", "two_row_ci",
-           "ENUMERATION_LIMIT", "repair_pair"]
+           "repair_pair"]  # ENUMERATION_LIMIT: read from _center on first use (__getattr__ below)
 
 # Semantics and the defaults DEFAULT_SEMANTICS, DEFAULT_WORK_LIMIT of every U_R entry point (the functions
 # below and :class:`Repair`): dpaudit._defaults (read by `dpaudit fairness --help` without importing this module).
@@ -112,6 +111,8 @@ def repair_block(counts: np.ndarray, semantics: Semantics = DEFAULT_SEMANTICS, *
         raise ValueError(f"a block is a 2-D (P, O) table, got shape {table.shape}")
     if semantics == "ci":
         return ci_block(table, limits=limits)
+    from dpaudit.measures._center import center_block  # bag/set only: U_R (ci) loads no center solver
+
     return center_block(table, binary=semantics == "set", limits=limits)
 
 
@@ -334,3 +335,13 @@ def repair_pair(key: str) -> NeighbourPair:
     after = moved(before, src, dst)
     return NeighbourPair(f"repair/{key}", "p ⊥ o", before, after,
                          f"{before[0].tolist()} → {after[0].tolist()} ({what})")
+
+
+def __getattr__(name: str) -> Any:
+    """``ENUMERATION_LIMIT``, the bag/set center solver's (:mod:`dpaudit.measures._center`), read from it on
+    first use, so that importing this module (every audit) does not import that solver."""
+    if name == "ENUMERATION_LIMIT":
+        from dpaudit.measures import _center
+
+        return _center.ENUMERATION_LIMIT
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,6 +19,7 @@ import numpy as np
 
 from dpaudit._validation import unit_interval, whole_number
 from dpaudit.mia.fits import column_blocks
+from dpaudit.mia.moments import column_counts
 from dpaudit.mia.scores import check_score_keep
 
 __all__ = ["ConformalRanks", "conformal_ranks", "block_ranks", "rank_cap", "hit_probability", "min_out_models"]
@@ -148,7 +149,7 @@ def block_ranks(s: np.ndarray, keep: np.ndarray, n_out: np.ndarray, top: int) ->
             if not live.any():
                 break
             hit = vals == level
-            count = np.count_nonzero(hit, axis=0) * live  # levels beyond a record's cap count nothing
+            count = column_counts(hit) * live  # levels beyond a record's cap count nothing
             taken += count
             greater += (level > s) * count.astype(np.int32)
             at_least += (level >= s) * count.astype(np.int32)
@@ -165,7 +166,7 @@ def block_ranks(s: np.ndarray, keep: np.ndarray, n_out: np.ndarray, top: int) ->
             at_least = np.where(tied, greater + np.count_nonzero(tied & out, axis=0), at_least)
     equal = at_least - greater - out
     equal *= greater < top  # unknown (and irrelevant) where G ≥ cap
-    return ConformalRanks(greater=greater.astype(np.int32), equal=equal.astype(np.int32),
+    return ConformalRanks(greater=greater.astype(np.int32, copy=False), equal=equal.astype(np.int32, copy=False),
                           n_ref=(n_out - out).astype(np.int32), keep=keep)
 
 

@@ -73,7 +73,7 @@ from dpaudit.mia.metrics._inputs import check_level
 from dpaudit.mia.metrics.epsilon import check_delta
 from dpaudit.mia.metrics.pooled import mann_whitney_auc
 from dpaudit.mia.metrics.replicates import TargetSets
-from dpaudit.mia.per_record import models_needed, parametric_per_record, t_test_calls
+from dpaudit.mia.per_record import models_needed, parametric_per_record
 from dpaudit.mia.record_tests import rank_test_pvalues
 from dpaudit.mia.references import DEFAULT_REFERENCES, REFERENCES, References, counted_targets
 from dpaudit.mia.results import MiaReport
@@ -190,7 +190,7 @@ def evaluate(
     Computed in two passes over blocks of records (:mod:`dpaudit.mia.tally`;
     :func:`dpaudit.mia.fits.column_blocks`, ~2 MB per
     array), so the only full-size arrays besides the inputs are the attack's statistic, the
-    bootstrap's bit-packed target sets (one byte per target and four sets) and the non-members'
+    bootstrap's bit-packed target sets (one byte per target and eight sets) and the non-members'
     sorted statistic. Pass 1 fits every block (:class:`~dpaudit.mia.fits.LooFitter`), computes the
     PP score ``z = (t − μ_out)/σ_out``, the statistic (LiRA's OUT density from that z; the
     non-members' values gathered block by block), the conformal ranks (capped:
@@ -237,6 +237,7 @@ def evaluate(
     keep = np.asarray(scores.keep)
     n_models, n_records = keep.shape
     design_factor, fpc_n, fpc_source = design_fpc(scores)
+    saturated = saturation(scores)  # first, while the evaluation holds no arrays of its own
     fpc_value = design_factor if fpc else None
     signal = np.asarray(attack.signal(scores), dtype=np.float64)
     moments = record_moments(signal, keep, higher=True)
@@ -278,12 +279,15 @@ def evaluate(
     positives = sorted_positives(stat, keep if counted is None else keep & counted, own_stat=statistic.blockwise)
     naive_threshold = [smallest_above(c, pooled.negatives, positives) for c in cuts]
     auc_naive = mann_whitney_auc(pooled.negatives, positives)
+    naive = naive_curve(pooled.negatives, positives, n_models, n_records)
+    del pooled, positives, stat  # the statistic's arrays (3/2 of the score matrix) are freed before the tables
+    statistic.release()
     share_non_normal = _jarque_bera_share(moments)
     needs = [models_needed(n_in, n_out, a, inclusion=inclusion) if plan.reasons[j] else None
              for j, a in enumerate(alphas)]
     raw = parametric if fpc_value is None else [parametric_per_record(signal, keep, a, moments=moments).tpr
                                                   for a in alphas]
-    calls = [t_test_calls(signal, keep, a, moments) for a in alphas]
+    calls = tally.t_calls  # per_record.t_test_calls, counted in pass 1
     ctx = RowContext(n_pos, n_neg, delta, level, share_non_normal, threshold_kind, needs, c_in, c_out,
                      rank_test_pvalues(signal, keep), [np.asarray(p) for p in raw], calls, n_in, balanced,
                      scores.record_ids)
@@ -296,8 +300,8 @@ def evaluate(
                "seed": seed, "n_in": [int(n_in.min()), int(n_in.max())],
                "scores": {k: v for k, v in scores.meta.items() if k in _MENTIONED_META}}
     diagnostics = {"share_non_normal": share_non_normal, "min_n_out": int(n_out.min()) - 1,
-                   "auc_naive": auc_naive, "share_counted": (n_pos + n_neg) / keep.size, **saturation(scores)}
-    curves = {"naive": naive_curve(pooled.negatives, positives, n_models, n_records),
+                   "auc_naive": auc_naive, "share_counted": (n_pos + n_neg) / keep.size, **saturated}
+    curves = {"naive": naive,
               **curve.curves(n_out, balanced=balanced),
               "per_record_parametric": parametric_curve(moments, fpc_value, n_neg)}
     histograms = tuple(fpr_histogram(a, tally.rec_fpr[j], int(c_out.min())) for j, a in enumerate(alphas))

@@ -182,9 +182,15 @@ class LooFitter:
             count = n.astype(np.int64) - member
         else:  # a target outside the group removes the record's partner of the group (one score per record)
             partner_score = s[partners[g], np.arange(s.shape[1])]
-            removed = np.where(member, s, partner_score[None, :])
-            dev = removed - mean
-            count = np.broadcast_to(n.astype(np.int64) - 1, k.shape).copy()
+            removed = partner_score  # (the removed scores are formed again where _snap_constant needs them)
+            # d = r − μ as (t − μ)·[member] + (partner − μ)·[not member], not np.where (a random mask costs it
+            # ten times an add): adding the other term's exact zero leaves d as it is but for the sign of a
+            # zero d, which changes neither SS' (d²) nor μ' = μ − d/(n − 1) (μ − (±0) is one float unless
+            # μ = −0, and then neither form of d is −0: x − (−0) never is)
+            dev = np.subtract(s, mean)
+            dev *= member
+            dev += np.multiply(~member, partner_score - mean)
+            count = np.broadcast_to(n.astype(np.int64) - 1, k.shape)  # a read-only view: one count per record
         mu = dev / n1
         np.subtract(mean, mu, out=mu)
         np.square(dev, out=dev)
@@ -192,13 +198,15 @@ class LooFitter:
         dev /= n1
         ss = np.subtract(ss_full, dev, out=dev)
         # The downdate's rounding error is at most a few n·eps·SS; anything below is noise (or exactly
-        # 0, as when all other scores are equal), so it is set to 0 rather than left as ±1e-16.
-        ss[ss <= bound] = 0.0
-        self._snap_constant(g, cols, mu, ss, s, member, removed, count)
+        # 0, as when all other scores are equal), so it is set to 0 rather than left as ±1e-16 (and then
+        # SS' = 0 exactly where it was ≤ that bound, which is ≥ 0).
+        zero = ss <= bound
+        np.copyto(ss, 0.0, where=zero)
+        self._snap_constant(g, cols, mu, ss, s, member, removed, count, zero.any(axis=0))
         return mu, ss, count
 
     def _snap_constant(self, g: str, cols: slice, mu: np.ndarray, ss: np.ndarray, s: np.ndarray, member: np.ndarray,
-                       removed: np.ndarray | None, count: np.ndarray) -> None:
+                       partner_score: np.ndarray | None, count: np.ndarray, zero: np.ndarray) -> None:
         """Fits whose remaining scores are all equal: mean exactly that value, SS exactly 0 (in place).
 
         The downdate ``μ' = μ − d/(n − 1)`` is off by a few ulps when the removed score differs from
@@ -208,13 +216,13 @@ class LooFitter:
         (measured: random-forest-like scores at M = 16, 281 huge IN statistics against 1,355 OUT ones
         over 30 nulls; 1,132 against 1,126 now). Only records with a fit whose SS' fell within the
         downdate's rounding (``ss`` already 0 there) are looked at: with the group's largest value B
-        (held by b models) and smallest S (by s), removing one score r (``removed``; plain
-        leave-one-out: a member its own, a non-member none) leaves n' = ``count`` equal scores exactly
+        (held by b models) and smallest S (by s), removing one score r (a member its own; with balanced
+        references a non-member its record's ``partner_score``, with plain leave-one-out none) leaves n' = ``count`` equal scores exactly
         when B = S, or r = S with s = 1 and b = n', or r = B with b = 1 and s = n'; their value is B
         unless r = B ≠ S. (A group equal from the start has its exact mean and SS = 0 already:
         :func:`record_moments`.)
         """
-        where = np.flatnonzero((ss == 0.0).any(axis=0) & (self._groups[g][4][cols] > 0))
+        where = np.flatnonzero(zero & (self._groups[g][4][cols] > 0))
         if not where.size:
             return
         sub, grp, left = s[:, where], member[:, where], count[:, where]
@@ -222,7 +230,7 @@ class LooFitter:
         sm = np.where(grp, sub, np.inf).min(axis=0)
         nb = np.count_nonzero((sub == b) & grp, axis=0)
         ns = np.count_nonzero((sub == sm) & grp, axis=0)
-        r = np.where(grp, sub, np.nan) if removed is None else removed[:, where]
+        r = np.where(grp, sub, np.nan if partner_score is None else partner_score[None, where])
         constant = (b == sm) | ((r == sm) & (ns == 1) & (nb == left)) | ((r == b) & (nb == 1) & (ns == left))
         value = np.where((r == b) & (b != sm), sm, b)
         block_mu, block_ss = mu[:, where], ss[:, where]
@@ -237,7 +245,9 @@ class LooFitter:
         for g in ("in", "out"):
             mu, ss, count = self._group(g, cols, partners)
             if self.variance == "per-record":
-                var = np.divide(ss, count - self.ddof, out=ss)
+                # a count that is one per record (balanced references: a broadcast row) is divided by as a row
+                dof = (count[0] if count.strides[0] == 0 else count) - self.ddof
+                var = np.divide(ss, dof, out=ss)
                 if self.fpc is not None:
                     var /= self.fpc
                 sd = np.sqrt(var, out=var)

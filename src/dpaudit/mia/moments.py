@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BLOCK_ELEMENTS", "column_blocks", "RecordMoments", "record_moments"]
+__all__ = ["BLOCK_ELEMENTS", "column_blocks", "column_counts", "RecordMoments", "record_moments"]
 
 #: Target elements (models × records) per working block: 2 MB per float64 array, so the dozen arrays
 #: of one block stay in the CPU caches while every elementwise step runs over them.
@@ -32,6 +32,20 @@ def column_blocks(n_records: int, n_models: int, elements: int = BLOCK_ELEMENTS)
     width = max(1, elements // max(n_models, 1))
     for lo in range(0, n_records, width):
         yield slice(lo, min(lo + width, n_records))
+
+
+def column_counts(mask: np.ndarray) -> np.ndarray:
+    """``np.count_nonzero(mask, axis=0)`` of a boolean (M, width) block, as int64: its bytes summed down the
+    columns in uint16 (exact below 65,536 rows), ~6× faster than counting along the models' axis.
+
+    Examples
+    --------
+    >>> column_counts(np.array([[True, False], [True, True], [False, False]])).tolist()
+    [2, 1]
+    """
+    if mask.shape[0] >= 1 << 16:
+        return np.count_nonzero(mask, axis=0)
+    return mask.view(np.uint8).sum(axis=0, dtype=np.uint16).astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,7 +101,7 @@ def record_moments(score: np.ndarray, keep: np.ndarray, *, higher: bool = False)
     for cols in column_blocks(n_records, n_models):
         s, k = score[:, cols], keep[:, cols]
         for label, group in (("in", k), ("out", ~k)):
-            n = np.count_nonzero(group, axis=0).astype(np.float64)
+            n = column_counts(group).astype(np.float64)
             dev = np.multiply(s, group)  # the group's scores, 0 elsewhere
             mean = np.divide(dev.sum(axis=0), n, out=arrays[f"mean_{label}"][cols])
             np.subtract(s, mean, out=dev)

@@ -68,6 +68,7 @@ from dpaudit.mia.conformal import (
     rank_cap,
 )
 from dpaudit.mia.fits import RecordMoments, check_fpc, column_blocks, record_moments
+from dpaudit.mia.moments import column_counts
 from dpaudit.mia.scores import check_score_keep
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "parametric_per_record",
     "t_test_cut",
     "t_test_calls",
+    "t_test_block_calls",
     "PerRecordRates",
 ]
 
@@ -338,5 +340,10 @@ def t_test_calls(score: np.ndarray, keep: np.ndarray, alpha: float, moments: Rec
     cut = t_test_cut(moments, alpha)
     calls = np.empty(score.shape[1], dtype=np.int64)
     for cols in column_blocks(score.shape[1], score.shape[0]):
-        calls[cols] = np.count_nonzero((score[:, cols] > cut[cols]) & keep[:, cols], axis=0)
+        calls[cols] = t_test_block_calls(score[:, cols], keep[:, cols], cut[cols])
     return calls
+
+
+def t_test_block_calls(score: np.ndarray, keep: np.ndarray, cut: np.ndarray) -> np.ndarray:
+    """:func:`t_test_calls` of a block of records: per record, its IN scores above its threshold ``cut``."""
+    return column_counts((score > cut) & keep)

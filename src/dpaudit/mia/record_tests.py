@@ -62,8 +62,10 @@ def rank_test_pvalues(score: np.ndarray, keep: np.ndarray) -> np.ndarray:
         # one row per record (contiguous: sorting and gathering along rows is ~2.5× faster than along columns)
         s, k = np.ascontiguousarray(score[:, cols].T), np.ascontiguousarray(keep[:, cols].T)
         order = np.argsort(s, axis=1)  # the order within ties does not change a mid-rank
-        ordered = np.take_along_axis(s, order, axis=1)
-        k_sorted = np.take_along_axis(k, order, axis=1)
+        # gathered by flat positions (row offset + order): the values of take_along_axis at a third of its cost
+        order += np.arange(0, s.size, n_models)[:, None]
+        ordered = s.reshape(-1).take(order).reshape(s.shape)
+        k_sorted = k.reshape(-1).take(order).reshape(s.shape)
         # each sorted position's run of equal values: its first and last position (1-based)
         start = np.ones(s.shape, dtype=bool)
         np.not_equal(ordered[:, 1:], ordered[:, :-1], out=start[:, 1:])

@@ -92,21 +92,25 @@ def partner_rows(keep: np.ndarray, first_record: int = 0, *, seed: int = PARTNER
     its IN targets (its OUT model with the largest key): :func:`partner_models` as two arrays of shape
     (width,)."""
     n_models, width = keep.shape
-    key = model_keys(n_models, first_record, width, seed)
-    best_out = (key * ~keep).argmax(axis=0)  # keys are > 0: the largest among the group's
-    best_in = (key * keep).argmax(axis=0)
+    # one row per record (the keys laid out so, and the membership transposed once): the maxima run along
+    # contiguous rows, ~2× faster than an argmax along the models' axis, which copies the array first
+    key = model_keys(n_models, first_record, width, seed, by_record=True)
+    member = np.ascontiguousarray(keep.T)
+    best_out = (key * ~member).argmax(axis=1)  # keys are > 0: the largest among the group's (first on ties)
+    best_in = (key * member).argmax(axis=1)
     return best_in, best_out
 
 
-def model_keys(n_models: int, first_record: int, width: int, seed: int) -> np.ndarray:
+def model_keys(n_models: int, first_record: int, width: int, seed: int, *, by_record: bool = False) -> np.ndarray:
     """The key of every (model, record) of a block, shape (n_models, width), a float in (0, 1]: one
     SplitMix64 round of the xor of a model's and a record's own SplitMix64 hash (each of (seed, index)),
     its top 53 bits — the same keys whatever the block, at a quarter of the cost of hashing every pair in
-    full. Ties (probability ~M²/2⁵³) go to the lower model index."""
+    full. Ties (probability ~M²/2⁵³) go to the lower model index. ``by_record``: the same keys laid out
+    (width, n_models), one row per record."""
     rows = _splitmix(np.arange(n_models, dtype=np.uint64) + np.uint64(((seed + 1) * _GOLDEN) & _MASK))
     cols = _splitmix(np.arange(first_record, first_record + width, dtype=np.uint64) * np.uint64(0xD1B54A32D192ED03)
                      + np.uint64(seed))
-    z = rows[:, None] ^ cols[None, :]
+    z = cols[:, None] ^ rows[None, :] if by_record else rows[:, None] ^ cols[None, :]
     z *= np.uint64(0xBF58476D1CE4E5B9)
     z ^= z >> np.uint64(31)
     return ((z >> np.uint64(11)).astype(np.float64) + 1.0) * (1.0 / (1 << 53))

@@ -91,8 +91,8 @@ def bootstrap_replicates(boot: Bootstrap, sets: TargetSets, tally: Tally, plan: 
     naive rule's sorted scores and cuts, re-chosen in every replicate.
     """
     ranked, index, column, n_alpha = plan.ranked, plan.index, plan.column, len(plan.alphas)
-    listed = TargetEntries(shape, np.concatenate(tally.positions), np.concatenate(tally.values))
-    tally.positions, tally.values = [], []
+    listed = TargetEntries.stacked(tally.listed)
+    tally.listed = []
     # per-record values whose means the bootstrap resamples over records
     records = np.stack([tally.emp_tpr[j] for j in ranked] + [p for p in parametric if p is not None], axis=1)
     rechosen = RechosenThreshold(pooled, plan.alphas, cuts, shape)

@@ -59,7 +59,9 @@ class Statistic:
             if counted is not None:
                 own[~counted] = -np.inf
             self.stat[:, cols] = own
-            part = own[out]  # the non-members' statistic, gathered while the block is in cache
+            # the non-members' statistic, gathered while the block is in cache (np.compress: own[out] in the
+            # same order, several times faster than a boolean index)
+            part = np.compress(out.reshape(-1), own.reshape(-1))
             self.negatives[self.filled:self.filled + part.size] = part
             self.filled += part.size
 
@@ -80,6 +82,11 @@ class Statistic:
         return PooledScores(self.stat, self.keep)
 
 
+    def release(self) -> None:
+        """Drop the statistic and the non-members' values (the evaluation has read everything from them)."""
+        self.stat, self.negatives = None, np.empty(0)
+
+
 def sorted_positives(stat: np.ndarray, keep: np.ndarray, *, own_stat: bool) -> np.ndarray:
     """The members' statistic, ascending, for :func:`~dpaudit.mia.metrics.pooled.mann_whitney_auc` (the AUC from the sorted classes).
 
@@ -90,12 +97,12 @@ def sorted_positives(stat: np.ndarray, keep: np.ndarray, *, own_stat: bool) -> n
     if own_stat:
         filled = 0
         for lo in range(0, flat.size, 1 << 20):  # write position ≤ read position: a safe in-place compaction
-            chunk = flat[lo:lo + (1 << 20)][labels[lo:lo + (1 << 20)]]
+            chunk = np.compress(labels[lo:lo + (1 << 20)], flat[lo:lo + (1 << 20)])
             flat[filled:filled + chunk.size] = chunk
             filled += chunk.size
         positives = flat[:filled]
     else:
-        positives = flat[labels]
+        positives = np.compress(labels, flat)
     positives.sort()
     return positives
 

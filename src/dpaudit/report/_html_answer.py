@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 
+from dpaudit._format import epsilon_text
 from dpaudit.report._html import esc, fmt
 from dpaudit.results import AuditResult, MeasureResult
 
@@ -65,7 +66,7 @@ def answer_box(result: AuditResult) -> str:
             where = f"exact sum over {over}, no noise"
         else:
             low, high = m.release.interval
-            where = f"95% noise interval [{esc(fmt(low))}, {esc(fmt(high))}], sum over {over}, ε = {esc(fmt(m.release.epsilon))}"
+            where = f"95% noise interval [{esc(fmt(low))}, {esc(fmt(high))}], sum over {over}, ε = {esc(epsilon_text(m.release.epsilon))}"
         line = reading(result, m)
         read = f'<br><span class="reading">{esc(line)}.</span>' if line else ""
         items.append(f"<li><strong>{esc(m.title)}</strong> = {value} <span>({where})</span>{read}</li>")

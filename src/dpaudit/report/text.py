@@ -1,17 +1,33 @@
-"""Plain-text rendering of the typed results (what ``str(result)`` prints).
+"""Plain-text rendering of the typed results: what ``str(result)`` prints, and the ``dpaudit fairness``
+command's view when its output is not a terminal.
 
-A measure's details add their own lines (:meth:`dpaudit.details.Details.text_lines`; by default their
-field table), so a new measure shows up here without a change to this module."""
+* :func:`render_audit` / :func:`render_mia` — ``str(result)`` and the ``text`` format (``--save FILE.txt``);
+  a measure's details add their own lines (:meth:`dpaudit.details.Details.text_lines`; by default their
+  field table), so a new measure shows up here without a change to this module.
+* :func:`command_view` — the command's view as plain data (title, table, notes, caveats, trail), drawn
+  by :func:`render_command` as plain text (a pipe or a file: no box drawing, no wrapping at any width, so
+  a cell name is never split across lines) and by :func:`dpaudit.report.rich.print_audit` as rich tables
+  on a terminal; the details' lines are :meth:`~dpaudit.details.Details.report_lines` (their rich markup
+  version, :meth:`~dpaudit.details.Details.rich_lines`, on the terminal).
+
+Nothing here imports rich or the membership-inference modules (an audit's report loads neither).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dpaudit._document import expect
 from dpaudit._format import epsilon_text
 from dpaudit.details import describe_cell, hook, mi_baseline
-from dpaudit.mia.results import MiaReport
 from dpaudit.results import AuditResult
 
-__all__ = ["render", "render_audit", "render_mia", "describe_cell"]
+if TYPE_CHECKING:
+    from dpaudit.mia.results import MiaReport
+
+__all__ = ["render", "render_audit", "render_mia", "describe_cell", "CommandView", "command_view", "render_command"]
 
 
 def render(result: AuditResult | MiaReport) -> str:
@@ -52,11 +68,85 @@ def render_audit(result: AuditResult) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class CommandView:
+    """What ``dpaudit fairness`` shows, renderer-neutral: a title line (its parts, joined by `` · ``), a table (its first column
+    left-aligned, the others right-aligned; ``rows`` are ``(is a measure's own row, cells)``), notes
+    under it (first, how to read each value), the not-DP reasons, the explain trail and the block
+    diagnostic's warnings. The details' lines are asked of each renderer's
+    hook (``report_lines`` or ``rich_lines``)."""
+
+    title: tuple[str, ...]
+    columns: tuple[str, ...]
+    rows: tuple[tuple[bool, tuple[str, ...]], ...]
+    notes: tuple[str, ...]
+    reasons: tuple[str, ...]
+    stages: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+
+
+def command_view(result: AuditResult) -> CommandView:
+    """The command's view of an audit: exact values per criterion beside the MI baseline (curator
+    view), or each measure's release with its 95% interval, ε, sensitivity and DP flag."""
+    expect(result, AuditResult, "command_view")
+    from dpaudit.report._html_answer import reading
+
+    mode = "exact values: curator-only, NOT differentially private" if result.exact else f"ε = {epsilon_text(result.epsilon)}"
+    rows: list[tuple[bool, tuple[str, ...]]] = []
+    if result.exact:
+        columns: tuple[str, ...] = ("measure / criterion", "value", "MI (bits)", "sensitivity")
+        for m in result.measures.values():
+            rows.append((True, (f"{m.title} (sum)", f"{m.value:.6g}", "", f"{m.release.sensitivity:.4g}")))
+            baseline = mi_baseline(m.details)
+            for i, (crit, value) in enumerate(zip(result.criteria, m.per_criterion or ())):
+                mi = f"{baseline[i].mi_bits:.6g}" if baseline else ""
+                rows.append((False, (f"  {crit}", f"{value:.6g}", mi, "")))
+        notes: tuple[str, ...] = ()
+    else:
+        columns = ("measure", "value", "95% interval", "ε", "sensitivity", "DP")
+        for m in result.measures.values():
+            r = m.release
+            rows.append((True, (m.title, f"{r.value:.6g}", f"[{r.interval[0]:.4g}, {r.interval[1]:.4g}]",
+                                epsilon_text(r.epsilon), f"{r.sensitivity:.4g}", "yes" if r.dp else "no")))
+        notes = ("sum over: " + "; ".join(str(c) for c in result.criteria),)
+    readings = tuple(f"how to read {m.title}: {line}" for m in result.measures.values() if (line := reading(result, m)))
+    reasons = tuple(sorted({reason for m in result.measures.values() for reason in m.release.reasons}))
+    return CommandView(("dpaudit fairness", f"n = {result.n:,}", mode), columns, tuple(rows), readings + notes, reasons,
+                       tuple(result.stages), tuple(result.warnings))
+
+
+def plain_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A table as lines of text: columns two spaces apart, as wide as their widest cell (never wrapped),
+    the first left-aligned and the others right-aligned, a rule of ``-`` under the header."""
+    widths = [max(len(text) for text in column) for column in zip(columns, *rows)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(columns), "  ".join("-" * w for w in widths)] + [line(cells) for cells in rows]
+
+
+def render_command(result: AuditResult) -> str:
+    """The command's view (:func:`command_view`) as plain text: what ``dpaudit fairness`` prints to a
+    pipe or a file, the same content as its terminal tables."""
+    view = command_view(result)
+    lines = [" · ".join(view.title), *plain_table(view.columns, [cells for _, cells in view.rows]), *view.notes]
+    for m in result.measures.values():
+        if m.details is not None:
+            lines += hook(m.details, "report_lines")(m)
+    lines += [f"warning, degenerate blocks: {w}" for w in view.warnings]
+    lines += [f"not DP: {reason}" for reason in view.reasons]
+    lines += [f"{i}. {stage}" for i, stage in enumerate(view.stages, 1)]
+    return "\n".join(lines)
+
+
 def render_mia(report: MiaReport) -> str:
     """A membership-inference evaluation as text: the verdict per α first, then every rule at every α with
     its CI, realised FPR, ε bound and validity, the most vulnerable records, and the diagnostics."""
-    expect(report, MiaReport, "render_mia")
     from dpaudit.mia.findings import RULE_LABELS as RULE_NAMES
+    from dpaudit.mia.results import MiaReport
+
+    expect(report, MiaReport, "render_mia")
 
     o = report.options
     level = o["level"]

@@ -11,8 +11,12 @@ from dpaudit.mia.metrics.replicates import ReplicateBlock
 
 __all__ = ["RechosenThreshold"]
 
-#: Replicates per chunk of the re-chosen threshold's cumulative sums (bounds a (chunk × L) array).
+#: Replicates per chunk of the bootstrap's multinomial draws of record weights (int64 counts).
 _RECHOSEN_ROWS = 16
+#: Replicates per chunk of the re-chosen threshold's cumulative sums: two (chunk × L) float arrays, 5 MB
+#: each at L = 80,000 (α = 0.01 of 6.4M non-members); each row is summed on its own, so any chunk gives the
+#: same numbers.
+_CUMSUM_ROWS = 4
 
 
 class RechosenThreshold:
@@ -84,7 +88,7 @@ class RechosenThreshold:
         fp_anchor = np.empty((b, n_alpha))
         lo = 0
         while lo < b:
-            rows = slice(lo, min(lo + _RECHOSEN_ROWS, b))
+            rows = slice(lo, min(lo + _CUMSUM_ROWS, b))
             weight = block.w_models[rows][:, self.rows]
             weight *= block.w_records[rows][:, self.cols]
             cum = np.cumsum(weight, axis=1, out=weight)

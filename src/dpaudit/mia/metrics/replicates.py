@@ -35,8 +35,11 @@ class ReplicateBlock:
 class TargetSets:
     """Several sets of targets of an (M, N+) design, bit-packed for :meth:`Bootstrap.column_totals`.
 
-    Set ``i`` is bit ``i mod g`` of the uint8 array ``codes[i // g]``, ``g`` = :attr:`Bootstrap.group`
-    (how many counts share one float64 in the bootstrap's matrix product).
+    The sets come in groups of ``g`` = :attr:`Bootstrap.group` (how many counts share one float64 in the
+    bootstrap's matrix product), and each uint8 array of ``codes`` holds as many whole groups as fit in
+    its 8 bits (``per_byte = g·⌊8/g⌋`` sets: 8 for g = 4, the bootstrap's at N+ ≥ 1,024): set ``i`` is bit
+    ``i mod per_byte`` of ``codes[i // per_byte]``, and group ``q`` the ``g`` bits from
+    ``(q mod ⌊8/g⌋)·g`` (:meth:`group_codes`). One byte per target for up to 8 sets.
 
     Examples
     --------
@@ -48,12 +51,22 @@ class TargetSets:
 
     def __init__(self, shape: tuple[int, int], n_sets: int, *, group: int) -> None:
         self.shape, self.n_sets, self.group = shape, int(n_sets), int(group)
-        self.codes = [np.zeros(shape, dtype=np.uint8) for _ in range(-(-self.n_sets // self.group))]
+        self.per_byte = self.group * max(1, 8 // self.group)
+        self.codes = [np.zeros(shape, dtype=np.uint8) for _ in range(-(-self.n_sets // self.per_byte))]
+
+    def locate(self, i: int) -> tuple[np.ndarray, int]:
+        """The code array holding set ``i`` and its bit there."""
+        return self.codes[i // self.per_byte], i % self.per_byte
+
+    def group_codes(self) -> list[tuple[np.ndarray, int]]:
+        """Per group of ``g`` sets (``q = 0, 1, …``), its code array and the bit its first set sits at."""
+        return [self.locate(q * self.group) for q in range(-(-self.n_sets // self.group))]
 
     def add(self, i: int, cols: slice, members: np.ndarray) -> None:
         """Put the targets ``members`` (bool, shape (M, width of cols)) of records ``cols`` in set ``i``."""
-        code = self.codes[i // self.group][:, cols]
-        code |= np.left_shift(members.view(np.uint8), i % self.group)
+        codes, bit = self.locate(i)
+        code = codes[:, cols]
+        code |= np.left_shift(members.view(np.uint8), bit)
 
 
 class TargetEntries:
@@ -86,3 +99,24 @@ class TargetEntries:
         nz_entry, nz_col = np.nonzero(values)
         self.matrix = sparse.csc_matrix((values[nz_entry, nz_col], (nz_col * m + rows[nz_entry], cols[nz_entry])),
                                         shape=(self.k * m, n))
+
+    @classmethod
+    def stacked(cls, pieces: list[TargetEntries]) -> TargetEntries:
+        """The entries of consecutive blocks of records (each a :class:`TargetEntries` of its columns) as
+        one: their matrices side by side — the same arrays (canonical CSC: rows sorted in every column) as
+        one construction from all positions, without holding every listed target's dense values at once.
+
+        Examples
+        --------
+        >>> a = TargetEntries((2, 2), np.array([1]), np.array([[1.0, 0.5]]))
+        >>> b = TargetEntries((2, 1), np.array([1]), np.array([[0.0, 2.0]]))
+        >>> TargetEntries.stacked([a, b]).matrix.toarray().tolist()
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 2.0]]
+        """
+        from scipy import sparse
+
+        whole = cls.__new__(cls)
+        whole.shape = (pieces[0].shape[0], sum(p.shape[1] for p in pieces))
+        whole.k = pieces[0].k
+        whole.matrix = sparse.hstack([p.matrix for p in pieces], format="csc")
+        return whole
