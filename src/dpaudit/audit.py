@@ -15,7 +15,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dpaudit._audit_args import NO_PRIVACY_CHOICE, PYTHON_HINT, left_out_note, resolve_measures, split_budget
-from dpaudit._defaults import DEFAULT_MEASURES, DEFAULT_WCNF_SEMANTICS, MAX_CLAUSES  # not the WCNF encoder: imported when used
+from dpaudit._defaults import (  # not the WCNF encoder: imported when used
+    DEFAULT_MEASURES,
+    DEFAULT_WCNF_SEMANTICS,
+    MAX_CLAUSES,
+)
 from dpaudit._errors import DPAuditError, SchemaError
 from dpaudit._format import epsilon_text, plural
 from dpaudit._progress import progress_callback
