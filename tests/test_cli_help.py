@@ -165,7 +165,7 @@ def test_fairness_reports_its_steps_to_the_spinner(tmp_path, monkeypatch):
     json.loads(result.stdout)
     assert steps[0] == f"reading {data}" and steps[1] == "counting rows for 1 criterion"
     assert [s.split(" ")[0] for s in steps[2:5]] == ["U_MI^TVD:", "U_TC", "U_R"]
-    assert "semantics=ci" in steps[4] and "40 rows, 1 block(s)" in steps[4]
+    assert "semantics=ci" in steps[4] and "40 rows, 1 block" in steps[4]
     assert steps[5:] and all(s.startswith("U_R (ci)") and "block" in s for s in steps[5:]), steps  # per block
 
 

@@ -206,7 +206,7 @@ def audit(
     stages = [
         f"counted {n:,} rows: one pass over the data for all criteria (each table over its A ∪ P ∪ O), domains from a "
         f"{'data-derived' if resolved.data_derived else 'declared'} schema "
-        f"({'; '.join(f'{t.criterion}: {t.counts.shape[0]} block(s) × {t.counts.shape[1]} × {t.counts.shape[2]} cells' for t in tables)})"
+        f"({'; '.join(_shape_text(t) for t in tables)})"
     ]
     if resolved.data_derived and resolved.source != "declared":  # what inference did (continuous columns binned)
         stages.append(f"domains {resolved.source}")
@@ -221,7 +221,7 @@ def audit(
         if progress is not None:
             shown = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
                               for key, value in m.options().items() if value is not None)
-            progress(f"{m.title}{f' ({shown})' if shown else ''}: {n:,} rows, {blocks:,} block(s)")
+            progress(f"{m.title}{f' ({shown})' if shown else ''}: {n:,} rows, {plural(blocks, 'block')}")
         if progress is not None and "progress" in inspect.signature(m.assess).parameters:
             assessment = m.assess(tables, details=epsilon is None, progress=progress)
         else:  # a measure written before assess took a progress callback
@@ -334,3 +334,9 @@ def repair_wcnf(
     if path is not None:
         atomic_write_text(path, text)
     return text
+
+
+def _shape_text(table: Any) -> str:
+    """``criterion: K blocks × P × O cells`` of a count table, for the explain trail."""
+    blocks, p, o = table.counts.shape
+    return f"{table.criterion}: {plural(blocks, 'block')} × {p} × {o} cells"

@@ -44,6 +44,7 @@ import numpy as np
 
 from dpaudit._defaults import DIAGNOSTIC_SHARE, MIN_BLOCK_ROWS, WARN_SHARE  # one definition each (the help shows them)
 from dpaudit._fields import Choice, Num, Pair, Whole
+from dpaudit._format import plural
 from dpaudit.details._base import _PlainRecord
 from dpaudit.privacy import laplace_release
 from dpaudit.privacy._mechanisms import INTERVAL_Z, derive_seed
@@ -112,7 +113,7 @@ class BlockDiagnostic(_PlainRecord):
         rows = f"{self.mean_rows:,.1f} rows per block on average"
         if self.median_rows is not None:
             rows += f", median {self.median_rows:,.1f} over {self.nonempty_blocks:,} non-empty"
-        return f"{self.criterion}: {self.blocks:,} block(s), {rows}; rows in blocks of < {self.min_rows}: {share}"
+        return f"{self.criterion}: {plural(self.blocks, 'block')}, {rows}; rows in blocks of < {self.min_rows}: {share}"
 
 
 def _block_rows(counts: np.ndarray) -> np.ndarray:

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._defaults import DEFAULT_SEMANTICS, MEASURE_TITLES, Semantics
+from dpaudit._format import plural
 from dpaudit._validation import number, one_of
 from dpaudit.details.repair import SEMANTICS, BlockRepairDetail, CellChange, RepairDetails
 from dpaudit.measures._base import Assessment, Measure, ReportSection
@@ -263,7 +264,7 @@ class Repair(Measure):
                        + (f"; {timed} by the {self.time_limit:g} s wall-clock time_limit, so those bounds depend "
                           "on the machine and its load" if timed else ""))
                 caveats.append(
-                    f"U_R ({self.semantics}) of '{t.criterion}': {len(inexact)} block(s) stopped before the solver "
+                    f"U_R ({self.semantics}) of '{t.criterion}': {plural(len(inexact), 'block')} stopped before the solver "
                     f"proved the minimum ({why}), so the value is a lower bound whose sensitivity is not proven; "
                     "raise work_limit"
                 )
