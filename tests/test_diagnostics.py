@@ -220,3 +220,37 @@ def test_the_command_warns_on_the_terminal_and_in_json(singleton, tmp_path):
     doc = json.loads(runner.invoke(app, base + ["--epsilon", "1", "--json", "--diagnostic-share", "0.1"]).stdout)
     assert doc["warnings"] and doc["diagnostics"][0]["epsilon"] == pytest.approx(0.1)
     assert doc["measures"]["tvd"]["epsilon"] == pytest.approx(0.9)
+
+
+# -- the outside review's findings (issue 26) -----------------------------------------------------
+
+def test_the_notebook_view_shows_the_warning_before_anything_is_folded(singleton):
+    frame, singletons, _ = singleton
+    view = dpaudit.audit(frame, CRIT, schema=singletons, exact=True)._repr_html_()
+    warning, folded = view.find("Degenerate blocks"), view.find("<details>")
+    assert 0 < warning < folded and view.find("how to read") < 0  # readings: a list, not the text label
+    assert view.find('<ul class="readings">') < folded
+
+
+def test_a_released_warning_rounds_its_at_least_share_down():
+    from dpaudit.diagnostics import _warning
+
+    text = _warning("p ⊥ o | a", 0.9966, WARN_SHARE, MIN_BLOCK_ROWS, "released")
+    assert "at least 99.6% of the rows" in text
+    assert "at least 100% of the rows" in _warning("p ⊥ o | a", 1.004, WARN_SHARE, MIN_BLOCK_ROWS, "released")
+
+
+def test_the_diagnostic_debit_and_trail_name_one_criterion_and_seeded_noise(singleton, tmp_path):
+    frame, singletons, _ = singleton
+    budget = dpaudit.Budget.open(tmp_path / "l.json", 2.0)
+    seeded = dpaudit.audit(frame, CRIT, schema=singletons, epsilon=1.0, seed=1, budget=budget)
+    labels = [e["label"] for e in json.loads((tmp_path / "l.json").read_text())["entries"]]
+    assert "block diagnostic (1 criterion)" in labels
+    (trail,) = [s for s in seeded.stages if s.startswith("block diagnostic:")]
+    assert "seeded numpy Laplace, NOT private" in trail and "OpenDP" not in trail
+
+
+def test_diagnostic_share_needs_epsilon(singleton):
+    frame, singletons, _ = singleton
+    with pytest.raises(dpaudit.DPAuditError, match="diagnostic_share is a share of ε: it needs epsilon"):
+        dpaudit.audit(frame, CRIT, schema=singletons, exact=True, diagnostic_share=0.5)

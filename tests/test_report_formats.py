@@ -35,9 +35,9 @@ def render_markdown(result: AuditResult | MiaReport) -> str:
 
 @pytest.fixture
 def markdown():
-    fmt = register_format(Format("markdown", (".md", ".markdown"), "Markdown report", render_markdown))
+    fmt = register_format(Format("rst", (".rst", ".rest"), "reStructuredText report", render_markdown))
     yield fmt
-    del FORMATS["markdown"]
+    del FORMATS["rst"]
 
 
 @pytest.fixture
@@ -64,21 +64,21 @@ def _md_rows(text: str) -> list[list[str]]:
 
 
 def test_fairness_mia_and_report_write_a_format_registered_by_a_test(tmp_path, data, scores, markdown):
-    md, saved = tmp_path / "audit.md", tmp_path / "audit.json"
+    md, saved = tmp_path / "audit.rst", tmp_path / "audit.json"
     run = runner.invoke(app, [*data, "--exact", "--json", "--save", str(md)])
     assert run.exit_code == 0, run.output
-    assert run.stderr.strip() == f"wrote {md} (Markdown report)"  # stdout stays one JSON document
+    assert run.stderr.strip() == f"wrote {md} (reStructuredText report)"  # stdout stays one JSON document
     saved.write_text(run.stdout)
     doc = json.loads(run.stdout)
     assert _md_rows(md.read_text()) == [[name, f"{m['value']:.6g}", "no"] for name, m in doc["measures"].items()]
     assert md.read_text().startswith("# Fairness audit (n = 100)")
 
-    again = tmp_path / "again.markdown"
+    again = tmp_path / "again.rest"
     rep = runner.invoke(app, ["report", str(saved), "--save", str(again)])
     assert rep.exit_code == 0, rep.output
-    assert again.read_text() == md.read_text() and "Markdown report of a fairness audit" in rep.stdout
+    assert again.read_text() == md.read_text() and "reStructuredText report of a fairness audit" in rep.stdout
 
-    mia_md, mia_json = tmp_path / "mia.md", tmp_path / "mia.json"
+    mia_md, mia_json = tmp_path / "mia.rst", tmp_path / "mia.json"
     run = runner.invoke(app, ["mia", "evaluate", str(scores), "--n-boot", "0", "--fpr", "0.1", "--save", str(mia_md),
                               "--save", str(mia_json)])
     assert run.exit_code == 0, run.output
@@ -86,10 +86,10 @@ def test_fairness_mia_and_report_write_a_format_registered_by_a_test(tmp_path, d
     assert isinstance(report, MiaReport) and mia_md.read_text() == render_markdown(report)
     tprs = {row[1]: float(row[2]) for row in _md_rows(mia_md.read_text())}
     assert tprs and tprs == pytest.approx({k: r.tpr for k, r in report.rows[0].rules.items() if r.estimable}, rel=1e-5)
-    rep = runner.invoke(app, ["report", str(mia_json), "--save", str(tmp_path / "mia2.md")])
-    assert rep.exit_code == 0 and (tmp_path / "mia2.md").read_text() == mia_md.read_text()
-    assert "Markdown report of a membership-inference evaluation" in rep.stdout
-    assert ".md/.markdown (Markdown report)" in describe_formats()
+    rep = runner.invoke(app, ["report", str(mia_json), "--save", str(tmp_path / "mia2.rst")])
+    assert rep.exit_code == 0 and (tmp_path / "mia2.rst").read_text() == mia_md.read_text()
+    assert "reStructuredText report of a membership-inference evaluation" in rep.stdout
+    assert ".rst/.rest (reStructuredText report)" in describe_formats()
 
 
 @pytest.mark.parametrize("command", [["fairness"], ["mia", "evaluate"], ["report"]], ids=" ".join)
@@ -150,9 +150,9 @@ def test_format_for_picks_by_suffix_and_names_the_known_ones():
 
 
 def test_format_for_prefers_the_longest_suffix(markdown):
-    nested = register_format(Format("json-md", (".json.md",), "JSON in Markdown", render_json))
+    nested = register_format(Format("json-md", (".json.rst",), "JSON in Markdown", render_json))
     try:
-        assert format_for("r.json.md") is nested and format_for("r.md") is markdown
+        assert format_for("r.json.rst") is nested and format_for("r.rst") is markdown
     finally:
         del FORMATS["json-md"]
 

@@ -106,7 +106,7 @@ def test_save_by_suffix(exact, tmp_path, suffix):
 
 
 def test_save_refuses_an_unknown_suffix(exact, tmp_path):
-    with pytest.raises(DPAuditError, match=r"cannot tell the format .*\.json .*\.md \(text report in a code block\)"):
+    with pytest.raises(DPAuditError, match=r"cannot tell the format .*\.md \(text report in a Markdown code block\).*\.json"):
         exact.save(tmp_path / "audit.xlsx")
     assert not (tmp_path / "audit.xlsx").exists()
 
@@ -163,3 +163,34 @@ def test_by_group_is_refused_in_dp_mode_and_after_json(private, exact):
         back.by_group()
     with pytest.raises(DPAuditError, match="no criterion 'x ⊥ y'"):
         exact.by_group("x ⊥ y")
+
+
+def test_the_text_report_reads_exact_values_as_exact_and_says_how_to_read_them():
+    df = pd.DataFrame({"s": ["a", "b"] * 30, "y": [0, 1, 1] * 20})
+    schema = dpaudit.Schema({"s": dpaudit.Categorical(["a", "b"]), "y": dpaudit.Categorical([0, 1])})
+    text = str(dpaudit.audit(df, "s ⊥ y", schema=schema, exact=True))
+    row = next(line for line in text.splitlines() if line.strip().startswith("U_MI^TVD"))
+    assert " exact " in row and "[" not in row
+    assert "how to read:" in text and "0 = " in text.split("how to read:")[1]
+
+
+def test_markdown_is_one_format_for_python_and_the_command(tmp_path):
+    from typer.testing import CliRunner
+
+    from dpaudit.cli import app
+
+    df = pd.DataFrame({"s": ["a", "b"] * 30, "y": [0, 1, 1] * 20})
+    df.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {"s": {"type": "categorical", "values": ["a", "b"]},
+                                                          "y": {"type": "categorical", "values": [0, 1]}}}))
+    res = CliRunner().invoke(app, ["fairness", str(tmp_path / "d.csv"), "-c", "s ⊥ y", "--schema",
+                                   str(tmp_path / "s.json"), "--exact", "--save", str(tmp_path / "cli.md")])
+    assert res.exit_code == 0, res.output
+    schema = dpaudit.Schema.from_json(tmp_path / "s.json")
+    dpaudit.audit(str(tmp_path / "d.csv"), "s ⊥ y", schema=schema, exact=True).save(tmp_path / "py.md")
+    cli, py = (tmp_path / "cli.md").read_text(), (tmp_path / "py.md").read_text()
+    assert cli.startswith("```text\n") and cli.endswith("```\n")
+
+    def same(text):  # the one line that differs names the command's flags or the Python call
+        return [line for line in text.splitlines() if "add it with" not in line]
+    assert same(cli) == same(py)

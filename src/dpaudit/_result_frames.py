@@ -76,7 +76,7 @@ def exact_tables(result: AuditResult, what: str) -> tuple[CountTable, ...]:
 def _table(result: AuditResult, criterion: int | str, what: str) -> CountTable:
     tables = exact_tables(result, what)
     texts = [str(t.criterion) for t in tables]
-    if isinstance(criterion, int) and not isinstance(criterion, bool) and -len(tables) <= criterion < len(tables):
+    if isinstance(criterion, int) and not isinstance(criterion, bool) and 0 <= criterion < len(tables):
         return tables[criterion]
     if isinstance(criterion, str):
         from dpaudit.criteria import Criterion

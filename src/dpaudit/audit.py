@@ -64,7 +64,7 @@ def audit(
     seed: int | None = None,
     engine: str = DEFAULT_ENGINE,
     progress: bool | Callable[[str], None] | None = None,
-    diagnostic_share: float = DIAGNOSTIC_SHARE,
+    diagnostic_share: float | None = None,
     **options: Any,
 ) -> AuditResult:
     """Measure how far the data are from satisfying fairness criteria, privately.
@@ -116,7 +116,7 @@ def audit(
         Called with a short description of each step as it starts (counting the rows, then each
         measure) and, for U_R, after every block (``"U_R (bag) P ⊥ O | A: block 3/11 exact, 4.2 s"``);
         ``dpaudit fairness`` shows it in a spinner when stderr is a terminal.
-    diagnostic_share : float, default 0.05
+    diagnostic_share : float, default None (0.05, ``DIAGNOSTIC_SHARE``; DP audits only)
         The fraction of ``epsilon`` the block diagnostic (:mod:`dpaudit.diagnostics`: the share of rows
         in blocks of fewer than 20 rows) may spend, taken off before the measures share the rest; spent
         only when a criterion has so many blocks that the public bound cannot rule the warning out. 0
@@ -167,7 +167,10 @@ def audit(
         from dpaudit._validation import seed_value
 
         seed = seed_value("seed", seed)
-    diagnostic_share = check_share(diagnostic_share)
+    if diagnostic_share is not None and epsilon is None:
+        raise DPAuditError("diagnostic_share is a share of ε: it needs epsilon (an exact audit computes the block "
+                           "diagnostic exactly; drop diagnostic_share)")
+    diagnostic_share = check_share(DIAGNOSTIC_SHARE if diagnostic_share is None else diagnostic_share)
     shares_explained = {m.name: m.explain_share if epsilon is not None else 0.0 for m in chosen}
     if epsilon is not None:
         epsilon = positive("epsilon", epsilon)
@@ -230,7 +233,7 @@ def audit(
     if epsilon is not None:
         # every share is debited at once, before the first release: a shared ledger either records the
         # whole audit or none of it
-        debits = [(f"block diagnostic ({len(crits)} criteria)", eps_diagnostic)] if eps_diagnostic > 0 else []
+        debits = [(f"block diagnostic ({plural(len(crits), 'criterion', 'criteria')})", eps_diagnostic)] if eps_diagnostic > 0 else []
         for m, *_ in assessed:
             eps_explain = shares[m.name] * shares_explained[m.name]
             debits.append((m.name, shares[m.name] - eps_explain))
@@ -240,7 +243,8 @@ def audit(
                                          "criteria": [str(c) for c in crits]})
         diagnostics = diagnose_private(tables, n, eps_diagnostic, seed=seed, reasons=not_dp)
         if eps_diagnostic > 0:
-            stages.append(f"block diagnostic: soft share of rows in small blocks + Laplace (OpenDP make_laplace), "
+            noise = "seeded numpy Laplace, NOT private" if seed is not None else "Laplace (OpenDP make_laplace)"
+            stages.append(f"block diagnostic: soft share of rows in small blocks + {noise}, "
                           f"ε = {epsilon_text(eps_diagnostic)} ({diagnostic_share:g} of ε), sensitivity 2/n per criterion")
     results: dict[str, MeasureResult] = {}
     for index, (m, assessment, exact_value, sensitivity) in enumerate(assessed):

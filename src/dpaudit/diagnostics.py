@@ -184,8 +184,9 @@ def plan(blocks: Sequence[int], n: int, epsilon: float, min_rows: int = MIN_BLOC
 def _warning(criterion: str, share: float, warn_share: float, min_rows: int, kind: str) -> str | None:
     if share <= warn_share:
         return None
-    what = {"exact": f"{share:.0%} of the rows", "released": f"at least {share:.0%} of the rows (DP estimate, the low "
-                                                             "end of its 95% interval)"}[kind]
+    shown = f"{share:.0%}" if kind == "exact" else f"{math.floor(min(share, 1.0) * 1000) / 10:g}%"  # "at least": rounded down
+    what = {"exact": f"{shown} of the rows", "released": f"at least {shown} of the rows (DP estimate, the low "
+                                                         "end of its 95% interval)"}[kind]
     return (f"{criterion}: {what} sit in blocks of fewer than {min_rows} rows, so the measures describe the "
             f"block structure rather than the dependence (tiny blocks look fair or unfair by construction); {_FIX}")
 

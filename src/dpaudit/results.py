@@ -287,14 +287,9 @@ class AuditResult:
         from dpaudit._io import atomic_write_text
 
         path = Path(path)
-        if path.suffix.lower() == ".md":
-            document = "```text\n" + render_view(self, "text") + "\n```\n"
-        else:  # the formats' registry, looked up by name as the views are (results sit below the renderers)
-            try:
-                fmt = importlib.import_module("dpaudit.report").format_for(path)
-            except DPAuditError as exc:
-                raise type(exc)(f"{exc}, .md (text report in a code block)") from None
-            document = fmt.render(self)
+        # the formats' registry (the one --save uses), looked up by name as the views are: results sit
+        # below the renderers
+        document = importlib.import_module("dpaudit.report").format_for(path).render(self)
         atomic_write_text(path, document)
         return path
 

@@ -147,10 +147,10 @@ def fairness(
              "typed as the measure declares it; repeatable. The flags above are shorthands for it.",
     ),
     split: list[str] = typer.Option([], "--split", help="Budget share MEASURE=FRACTION; repeatable (default equal)."),
-    diagnostic_share: float = typer.Option(
-        DIAGNOSTIC_SHARE, "--diagnostic-share", help="Fraction of ε the block diagnostic may spend (the share of rows "
-                                                     "in blocks of < 20 rows; only when the public bound cannot rule "
-                                                     "out a warning); 0: not released (docs/privacy.md)."),
+    diagnostic_share: float | None = typer.Option(
+        None, "--diagnostic-share", help=f"Fraction of ε the block diagnostic may spend (default {DIAGNOSTIC_SHARE:g}; "
+                                         "the share of rows in blocks of < 20 rows; only when the public bound cannot "
+                                         "rule out a warning); 0: not released (docs/privacy.md). Needs --epsilon."),
     ledger: Path | None = typer.Option(
         None, "--ledger", help="Privacy ledger file shared by every audit of these data: this audit's ε is "
                                "debited there, and refused if it does not fit in what remains."

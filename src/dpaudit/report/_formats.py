@@ -89,6 +89,7 @@ def _lazy(target: str) -> Callable[[Any], str]:
 #: The formats dpaudit ships: (name, suffixes, description, renderer).
 _BUILTIN = (
     ("text", (".txt",), "text report", "dpaudit.report.text:render"),
+    ("markdown", (".md",), "text report in a Markdown code block", "dpaudit.report.text:render_markdown"),
     ("json", (".json",), "JSON document", "dpaudit.report.json:render_json"),
     ("html", (".html", ".htm"), "HTML report", "dpaudit.report.html:render_html"),
 )

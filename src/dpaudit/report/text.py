@@ -36,18 +36,26 @@ def render(result: AuditResult | MiaReport) -> str:
     return (render_audit(result) if isinstance(result, AuditResult) else render_mia(result)) + "\n"
 
 
+def render_markdown(result: AuditResult | MiaReport) -> str:
+    """The Markdown format's document (``--save FILE.md``, ``result.save("x.md")``): the text report
+    (:func:`render`) in a fenced code block, so its aligned columns survive a Markdown viewer."""
+    return "```text\n" + render(result) + "```\n"
+
+
 def render_audit(result: AuditResult) -> str:
     """The audit as a text table with the per-criterion values, top cells, caveats and explain trail."""
     expect(result, AuditResult, "render_audit")
     mode = "exact values (curator-only, not DP)" if result.exact else f"ε = {epsilon_text(result.epsilon)}"
     lines = [f"dpaudit fairness audit — n = {result.n:,}, {mode}"]
+    if result.warnings:  # the block diagnostic (dpaudit.diagnostics): before anything is read
+        lines += ["", "  WARNING, degenerate blocks:"] + [f"    - {w}" for w in result.warnings]
     lines += [f"  criterion {i + 1}: {c}" for i, c in enumerate(result.criteria)]
     header = f"  {'measure':<10} {'value':>12} {'95% interval':>27} {'ε':>7} {'sensitivity':>12}  DP"
     lines += ["", header]
     for m in result.measures.values():
         r = m.release
         eps = epsilon_text(r.epsilon)
-        interval = f"[{r.interval[0]:.6g}, {r.interval[1]:.6g}]"
+        interval = "exact" if r.epsilon is None else f"[{r.interval[0]:.6g}, {r.interval[1]:.6g}]"
         lines.append(
             f"  {m.title:<10} {r.value:>12.6g} {interval:>27} {eps:>7} {r.sensitivity:>12.4g}  "
             f"{'yes' if r.dp else 'no'}"
@@ -59,8 +67,7 @@ def render_audit(result: AuditResult) -> str:
                 lines.append(f"      {str(c):<40} {v:.6g}{extra}")
         if m.details is not None:  # the details' own lines (top cells, repair status) or their field table
             lines += hook(m.details, "text_lines")(m)
-    if result.warnings:  # the block diagnostic (dpaudit.diagnostics)
-        lines += ["", "  WARNING, degenerate blocks:"] + [f"    - {w}" for w in result.warnings]
+    lines += ["", "  how to read:"] + [f"    {line}" for line in _readings(result)]
     reasons = sorted({reason for m in result.measures.values() for reason in m.release.reasons})
     if reasons:
         lines += ["", "  not DP because:"] + [f"    - {r}" for r in reasons]
@@ -85,12 +92,17 @@ class CommandView:
     warnings: tuple[str, ...] = ()
 
 
+def _readings(result: AuditResult) -> list[str]:
+    """``title: scale; 0 = …; at most …`` of each measure (:func:`dpaudit.report._html_answer.reading`)."""
+    from dpaudit.report._html_answer import reading
+
+    return [f"{m.title}: {line}" for m in result.measures.values() if (line := reading(result, m))]
+
+
 def command_view(result: AuditResult) -> CommandView:
     """The command's view of an audit: exact values per criterion beside the MI baseline (curator
     view), or each measure's release with its 95% interval, ε, sensitivity and DP flag."""
     expect(result, AuditResult, "command_view")
-    from dpaudit.report._html_answer import reading
-
     mode = "exact values: curator-only, NOT differentially private" if result.exact else f"ε = {epsilon_text(result.epsilon)}"
     rows: list[tuple[bool, tuple[str, ...]]] = []
     if result.exact:
@@ -109,7 +121,7 @@ def command_view(result: AuditResult) -> CommandView:
             rows.append((True, (m.title, f"{r.value:.6g}", f"[{r.interval[0]:.4g}, {r.interval[1]:.4g}]",
                                 epsilon_text(r.epsilon), f"{r.sensitivity:.4g}", "yes" if r.dp else "no")))
         notes = ("sum over: " + "; ".join(str(c) for c in result.criteria),)
-    readings = tuple(f"how to read {m.title}: {line}" for m in result.measures.values() if (line := reading(result, m)))
+    readings = tuple(f"how to read {line}" for line in _readings(result))
     reasons = tuple(sorted({reason for m in result.measures.values() for reason in m.release.reasons}))
     return CommandView(("dpaudit fairness", f"n = {result.n:,}", mode), columns, tuple(rows), readings + notes, reasons,
                        tuple(result.stages), tuple(result.warnings))
