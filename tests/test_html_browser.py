@@ -39,6 +39,7 @@ from typing import Any
 
 import pytest
 
+from dpaudit._format import epsilon_text
 from dpaudit.report._html import figure_svg, fmt, new_figure, page, section, table
 from dpaudit.report.json import render_json
 
@@ -214,11 +215,11 @@ def fairness_numbers(doc: dict[str, Any]) -> dict[str, str]:
     exact mode: its value per criterion and the MI baseline per criterion (where the JSON has them)."""
     nums = {"n": fmt(doc["n"])}
     if doc["epsilon"] is not None:
-        nums["ε"] = fmt(doc["epsilon"])
+        nums["ε"] = epsilon_text(doc["epsilon"])
     for name, m in doc["measures"].items():
         nums[f"{name} value"] = fmt(m["value"])
         if m["epsilon"] is not None:
-            nums[f"{name} ε"] = fmt(m["epsilon"])
+            nums[f"{name} ε"] = epsilon_text(m["epsilon"])
             nums[f"{name} interval low"], nums[f"{name} interval high"] = (fmt(x) for x in m["interval"])
         for crit, v in zip(doc["criteria"], m.get("per_criterion") or ()):
             nums[f"{name} on {crit}"] = fmt(v)

@@ -90,7 +90,7 @@ def test_ledger_records_the_file_and_criteria(frame, tmp_path):
     ran = runner.invoke(app, ["fairness", str(data), "-c", "sex ⊥ y", "-c", "sex ⊥ y | g", "--schema", str(schema),
                               "-m", "tvd", "-e", "0.5", "--ledger", str(ledger), "--total-budget", "1"])
     assert ran.exit_code == 0, ran.output
-    audit(frame, "sex ⊥ y", schema=SCHEMA, epsilon=0.25, budget=Budget.open(ledger))  # a frame: a fingerprint
+    audit(frame, "sex ⊥ y", schema=SCHEMA, measures=("tvd",), epsilon=0.25, budget=Budget.open(ledger))  # a frame: a fingerprint
     doc = json.loads(runner.invoke(app, ["ledger", str(ledger), "--json"]).stdout)
     first, second = doc["entries"]
     assert first["data"] == str(data) and first["criteria"] == ["sex ⊥ y", "sex ⊥ y | g"]

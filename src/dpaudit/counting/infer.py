@@ -111,7 +111,7 @@ def infer_schema(data: Any, columns: Iterable[str] | None = None, *, missing_lab
     Categorical(values=('x', 'y', 'Missing'), missing='Missing')
     >>> s = infer_schema(pd.DataFrame({"age": range(17, 91)}))
     >>> s["age"].n_bins, s.source
-    (8, 'inferred from the data; binned: age: 74 distinct numbers → 8 equal-width bins of width 10 from 10')
+    (9, 'inferred from the data; binned: age: 74 distinct numbers → 9 equal-width bins of width 10 from 10')
     """
     found = distinct_values(data, None if columns is None else list(columns))
     doms: dict[str, Domain] = {}
