@@ -170,8 +170,9 @@ def epsilon_one_run(m: int, n_guess: int, n_correct: int, *, delta: float = 0.0,
 
     ``sup {ε ≥ 0 : one_run_p_value(m, r, v, ε, δ) ≤ β}``, β = 1 − ``confidence``; 0 when even ε = 0 is
     not rejected (Steinke et al. 2023, Algorithm 2: the largest ε the observation rejects at level β).
-    The p-value increases with ε; the root is found by Brent's method on [0, logit(β^(1/r)) + 1]
-    (``xtol`` 1e-12), where jax-privacy's ``_epsilon_one_run`` brackets by doubling (same root).
+    f(v) increases with ε (so does the p-value for δ = 0); the root is found by Brent's method on
+    [0, logit(β^(1/r)) + 1], where the p-value is > β (``xtol`` 1e-12); jax-privacy's
+    ``_epsilon_one_run`` brackets by doubling and solves with ``xtol`` 1e-6.
 
     Examples
     --------
