@@ -34,7 +34,7 @@ from dpaudit.mia.metrics._inputs import DEFAULT_LEVEL, as_scores, check_level
 from dpaudit.mia.metrics.epsilon import check_delta
 
 __all__ = ["one_run_p_value", "epsilon_one_run", "epsilon_lower_bound_one_run", "DPAuditBound", "STRATEGIES",
-           "canary_scores", "candidate_thresholds", "split_halves"]
+           "canary_scores", "candidate_thresholds", "split_halves", "split_canaries"]
 
 #: How the threshold is chosen when none is given.
 STRATEGIES = ("bonferroni", "split")
@@ -107,7 +107,10 @@ def candidate_thresholds(scores_in: np.ndarray, scores_out: np.ndarray) -> tuple
 
 def split_halves(scores_in: np.ndarray, scores_out: np.ndarray, seed: int | None
                  ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """A random half of each score array (threshold choice) and the rest (the bound), as jax-privacy's ``Split``."""
+    """A random half of each score array (threshold choice) and the rest (the bound), as jax-privacy's ``Split``.
+
+    For the multi-run bound, whose Clopper–Pearson limits condition on the numbers in and out.
+    """
     rng = np.random.default_rng(seed)
     parts = []
     for s in (scores_in, scores_out):
@@ -118,6 +121,25 @@ def split_halves(scores_in: np.ndarray, scores_out: np.ndarray, seed: int | None
     if min(in1.size, in2.size, out1.size, out2.size) == 0:
         raise DataError("strategy='split' needs at least 2 included and 2 excluded canaries")
     return (in1, out1), (in2, out2)
+
+
+def split_canaries(scores_in: np.ndarray, scores_out: np.ndarray, seed: int | None
+                   ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """A random half of all m canaries, chosen without looking at membership, and the rest.
+
+    The one-run theorem needs the bound half's memberships to stay independent fair coins given
+    the guesses; a split that takes half of the included and half of the excluded canaries (as
+    jax-privacy's ``Split`` does) fixes how many included canaries the second half holds.
+    """
+    rng = np.random.default_rng(seed)
+    scores = np.concatenate([scores_in, scores_out])
+    if scores.size < 2:
+        raise DataError("strategy='split' needs at least 2 canaries")
+    member = np.arange(scores.size) < scores_in.size
+    perm = rng.permutation(scores.size)
+    first, second = perm[: scores.size // 2], perm[scores.size // 2:]
+    return ((scores[first][member[first]], scores[first][~member[first]]),
+            (scores[second][member[second]], scores[second][~member[second]]))
 
 
 def check_strategy(strategy: str) -> str:
@@ -244,9 +266,10 @@ def epsilon_lower_bound_one_run(scores_in: object, scores_out: object, *, delta:
     Threshold choice: ``threshold`` given → that threshold, confidence as given ("explicit");
     ``"bonferroni"`` → the largest bound over the N distinct score values, each at β/N (jax-privacy's
     ``Bonferroni`` divides by the number of thresholds on its Pareto frontier of (FN, TN) counts,
-    ≤ N + 1, so its bound can be slightly larger); ``"split"`` → the best threshold on a random half
-    of each of ``scores_in``/``scores_out`` (seeded by ``seed``), the bound on the other half at β
-    with m the size of that half (as jax-privacy's ``Split``).
+    ≤ N + 1, a number that depends on the data, so its bound is larger); ``"split"`` → the best
+    threshold on a random half of the m canaries (:func:`split_canaries`, seeded by ``seed``), the
+    bound on the other half at β with m the size of that half (jax-privacy's ``Split`` halves the
+    included and the excluded canaries separately instead).
 
     Examples
     --------
@@ -263,7 +286,7 @@ def epsilon_lower_bound_one_run(scores_in: object, scores_out: object, *, delta:
         eps = epsilon_one_run(a.size + b.size, tp + fp, tp, delta=d, confidence=1.0 - beta)
         return DPAuditBound(eps, "one-run", 1.0 - beta, d, "explicit", float(threshold), tp + fp, tp, a.size + b.size)
     if check_strategy(strategy) == "split":
-        (a1, b1), (a2, b2) = split_halves(a, b, seed)
+        (a1, b1), (a2, b2) = split_canaries(a, b, seed)
         _, t, _, _ = _best_one_run(a1, b1, d, beta)
         tp, fp = int(np.sum(a2 >= t)), int(np.sum(b2 >= t))
         eps = epsilon_one_run(a2.size + b2.size, tp + fp, tp, delta=d, confidence=1.0 - beta)
