@@ -157,7 +157,7 @@ def one_run_p_value(m: int, n_guess: int, n_correct: int, epsilon: float, delta:
     """Largest probability that an (ε, δ)-DP mechanism lets ≥ v of r guesses be correct.
 
     With m canaries each included independently with probability ½, r = ``n_guess`` guesses and
-    W the number of correct ones, Steinke, Nasr & Jagielski (2023, Theorem 3.1, arXiv:2305.08846)
+    W the number of correct ones, Steinke, Nasr & Jagielski (2023, main theorem, Thm 3.1 of arXiv:2305.08846)
     prove, for every (ε, δ)-DP mechanism and every v::
 
         P[W ≥ v] ≤ f(v) + 2 m δ · max_{i = 1..v} (f(v − i) − f(v)) / i,
@@ -191,7 +191,7 @@ def epsilon_one_run(m: int, n_guess: int, n_correct: int, *, delta: float = 0.0,
     """One-run ε lower bound for r = ``n_guess`` guesses of which v = ``n_correct`` are right.
 
     ``sup {ε ≥ 0 : one_run_p_value(m, r, v, ε, δ) ≤ β}``, β = 1 − ``confidence``; 0 when even ε = 0 is
-    not rejected (Steinke et al. 2023, Algorithm 2: the largest ε the observation rejects at level β).
+    not rejected (the largest ε the observation rejects at level β: the paper's ε lower bound).
     f(v) increases with ε (so does the p-value for δ = 0); the root is found by Brent's method on
     [0, logit(β^(1/r)) + 1], where the p-value is > β (``xtol`` 1e-12); jax-privacy's
     ``_epsilon_one_run`` brackets by doubling and solves with ``xtol`` 1e-6.
