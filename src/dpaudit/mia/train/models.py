@@ -32,7 +32,7 @@ from dpaudit.mia.train.data import sha256
 
 __all__ = ["ModelSpec", "MODELS", "TABPFN_WEIGHTS_ENV", "ModelFailure", "failure", "logit_confidence",
            "binary_logit", "proba_logit", "PROBABILITY_RESOLUTION", "SCORE_CAP", "model_seed", "tabpfn_checkpoint",
-           "resolve_model", "make_pipeline"]
+           "resolve_model", "make_pipeline", "import_factory", "check_classifier"]
 
 
 
@@ -291,32 +291,48 @@ def resolve_model(model: str) -> tuple[str, dict[str, Any]]:
     return model, params
 
 
-def _call_factory(model: str) -> Any:
+def import_factory(name: str, what: str = "model", error: type[DPAuditError] = DPAuditError) -> Any:
+    """The callable ``package.module:attr`` names (``attr`` may be dotted), for a model or a learner.
+
+    Raises ``error`` naming the ``what`` (``model 'pkg.mod:f': ...``) when the module cannot be
+    imported, has no such attribute, or the attribute is not callable.
+    """
     import importlib
 
-    module_name, _, attr = model.partition(":")
+    module_name, _, attr = name.partition(":")
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
-        raise DPAuditError(f"model {model!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc}); install "
-                           "it or put it on PYTHONPATH") from None
+        raise error(f"{what} {name!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc}); install "
+                    "it or put it on PYTHONPATH") from None
     factory: Any = module
     for part in attr.split("."):
         factory = getattr(factory, part, None)
         if factory is None:
-            raise DPAuditError(f"model {model!r}: {module_name!r} has no attribute {attr!r}")
+            raise error(f"{what} {name!r}: {module_name!r} has no attribute {attr!r}")
     if not callable(factory):
-        raise DPAuditError(f"model {model!r}: {attr!r} is not callable; name a class or a function returning a "
-                           "classifier")
+        raise error(f"{what} {name!r}: {attr!r} is not callable; name a class or a function returning a classifier")
+    return factory
+
+
+def check_classifier(name: str, estimator: Any, what: str = "model", error: type[DPAuditError] = DPAuditError,
+                     why: str = "LiRA needs") -> Any:
+    """``estimator`` itself, if it has ``fit`` and ``predict_proba``; else ``error`` naming what is missing."""
+    missing = [m for m in ("fit", "predict_proba") if not callable(getattr(estimator, m, None))]
+    if missing:
+        raise error(f"{what} {name!r}: {type(estimator).__name__} has no {' or '.join(missing)}; {why} a classifier "
+                    "with fit and predict_proba (scikit-learn API)")
+    return estimator
+
+
+def _call_factory(model: str) -> Any:
+    factory = import_factory(model)
+    attr = model.partition(":")[2]
     try:
         estimator = factory()
     except Exception as exc:
         raise DPAuditError(f"model {model!r}: calling {attr}() failed ({type(exc).__name__}: {exc})") from None
-    missing = [m for m in ("fit", "predict_proba") if not callable(getattr(estimator, m, None))]
-    if missing:
-        raise DPAuditError(f"model {model!r}: {type(estimator).__name__} has no {' or '.join(missing)}; LiRA needs "
-                           "a classifier with fit and predict_proba (scikit-learn API)")
-    return estimator
+    return check_classifier(model, estimator)
 
 
 def make_pipeline(categorical: list[str], numeric: list[str], model: str, random_state: int) -> Any:
