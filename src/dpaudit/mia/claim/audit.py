@@ -33,12 +33,20 @@ Training Run", NeurIPS 2023; multi-run: Jagielski, Ullman & Oprea 2020, Nasr et 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._validation import number, whole_number
+from dpaudit.mia._defaults import (
+    DEFAULT_AUDIT_LEVEL,
+    DEFAULT_CANARY_COUNT,
+    DEFAULT_CANARY_KIND,
+    DEFAULT_DP_DELTA,
+    DEFAULT_DP_LEARNER,
+)
 from dpaudit.mia.claim.result import DPClaimAudit
 from dpaudit.mia.dp_audit import DPAuditBound, epsilon_lower_bound_one_run
 from dpaudit.mia.dp_audit_multi import audit_verdict, epsilon_lower_bound_multi_run
@@ -52,7 +60,7 @@ ONE_RUN_BOUNDS: dict[str, Callable[..., DPAuditBound]] = {
 }
 
 #: The number of canaries m when none is given.
-DEFAULT_CANARIES = 1000
+DEFAULT_CANARIES = DEFAULT_CANARY_COUNT
 
 
 def design_seed(seed: int, *key: int) -> int:
@@ -82,6 +90,10 @@ def load_data(data: Any, *, label: Any = None, positive: Any = None, schema: Any
             raise DataError(f"dataset {data!r} declares the label {td.label!r}; leave out label={label!r} or pass the "
                             "data as a file")
         return td, _schema(schema) if schema is not None else datasets.info(data).schema
+    if isinstance(data, str) and not Path(data).exists():
+        with_task = [n for n in datasets.names() if datasets.info(n).task is not None]
+        raise DataError(f"{data!r} is neither a registered dataset with a prediction task ({', '.join(with_task)}) "
+                        "nor a data file")
     if schema is None:
         raise DataError("the audit scales every feature to its declared domain, never to the data's: pass a schema "
                         "(--schema FILE) declaring each feature (Categorical values, or Binned with finite edges)")
@@ -184,9 +196,9 @@ def _bounds(scores: np.ndarray, masks: np.ndarray, delta: float, per_bound: floa
     return out, i
 
 
-def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = 1e-5, learner: str = "dp-logreg",
-             canaries: str = "mislabelled", m: int = DEFAULT_CANARIES, models: int = 1, seed: int = 0,
-             level: float = 0.95, positive: Any = None, schema: Any = None, contrast: bool | str = True,
+def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEFAULT_DP_DELTA,
+             learner: str = DEFAULT_DP_LEARNER, canaries: str = DEFAULT_CANARY_KIND, m: int = DEFAULT_CANARIES,
+             models: int = 1, seed: int = 0, level: float = DEFAULT_AUDIT_LEVEL, positive: Any = None, schema: Any = None, contrast: bool | str = True,
              vulnerability: Any = None, n_jobs: int | None = None) -> DPClaimAudit:
     """Audit the claim "``learner`` at (``epsilon``, ``delta``) is (ε, δ)-DP" (module docstring).
 
