@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError, DPAuditError
-from dpaudit._validation import number, whole_number
+from dpaudit._validation import number, one_of, whole_number
 from dpaudit.mia._defaults import (
     DEFAULT_AUDIT_LEVEL,
     DEFAULT_CANARY_COUNT,
@@ -51,7 +51,7 @@ from dpaudit.mia.claim.result import DPClaimAudit
 from dpaudit.mia.dp_audit import DPAuditBound, epsilon_lower_bound_one_run
 from dpaudit.mia.dp_audit_multi import audit_verdict, epsilon_lower_bound_multi_run
 
-__all__ = ["audit_dp", "ONE_RUN_BOUNDS", "DEFAULT_CANARIES", "design_seed", "load_data", "canary_scores_of",
+__all__ = ["audit_dp", "ONE_RUN_BOUNDS", "DEFAULT_CANARIES", "design_seed", "design", "load_data", "canary_scores_of",
            "non_private_counterpart"]
 
 #: The one-run bounds, name → function(scores_in, scores_out, *, delta, confidence) → DPAuditBound.
@@ -101,6 +101,20 @@ def load_data(data: Any, *, label: Any = None, positive: Any = None, schema: Any
         raise DataError("name the label column (--label COLUMN) of your data")
     schema = _schema(schema)
     return from_data(data, label=label, positive=positive, schema=schema), schema
+
+
+def design(X: np.ndarray, y: np.ndarray, kind: str, m: int, models: int, seed: int,
+           vulnerability: np.ndarray | None = None) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The audit's design: the canaries, the base rows (every row but the canaries' sources: in every
+    model) and the inclusion masks (M, m), model j's drawn with seed ``design_seed(seed, 1, j)``."""
+    from dpaudit.mia.claim.canaries import choose_canaries, include
+
+    c = choose_canaries(X, y, kind, m, seed=design_seed(seed, 0), vulnerability=vulnerability)
+    keep = np.ones(len(y), dtype=bool)
+    if c.source_rows is not None:
+        keep[np.asarray(c.source_rows, dtype=np.int64)] = False
+    masks = np.vstack([include(m, seed=design_seed(seed, 1, j)) for j in range(models)])
+    return c, keep, masks
 
 
 def non_private_counterpart(learner: Any, contrast: bool | str) -> Any:
@@ -229,7 +243,7 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
     DPAuditError
         Bad arguments, data or schema (one line each), a learner that fails to train.
     """
-    from dpaudit.mia.claim.canaries import choose_canaries, include
+    from dpaudit.mia.claim.canaries import CANARY_KINDS
     from dpaudit.mia.claim.features import unit_features
     from dpaudit.mia.claim.learners import resolve_learner
     from dpaudit.mia.metrics._inputs import check_level
@@ -245,6 +259,10 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
     seed = whole_number("seed", seed, minimum=0, error=DataError)
     if n_jobs is not None:
         n_jobs = _check_n_jobs(n_jobs)
+    canaries = one_of("canaries", canaries, CANARY_KINDS, error=DataError)
+    if (canaries == "vulnerable") != (vulnerability is not None):
+        raise DataError("canaries 'vulnerable' are the records of highest vulnerability: give vulnerability (one "
+                        "number per record) with them, and only with them")
     chosen = resolve_learner(learner)
     other = non_private_counterpart(chosen, contrast)
     td, declared = load_data(data, label=label, positive=positive, schema=schema)
@@ -254,12 +272,8 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
         raise DataError(f"m = {m:,} canaries from {len(y):,} records leaves no base set; use fewer canaries")
     if vulnerability is not None:
         vulnerability = np.asarray(vulnerability, dtype=np.float64)
-    c = choose_canaries(X, y, canaries, m, seed=design_seed(seed, 0), vulnerability=vulnerability)
-    keep = np.ones(len(y), dtype=bool)
-    if c.source_rows is not None:
-        keep[np.asarray(c.source_rows, dtype=np.int64)] = False
+    c, keep, masks = design(X, y, canaries, m, models, seed, vulnerability)
     base = (X[keep], y[keep])
-    masks = np.vstack([include(m, seed=design_seed(seed, 1, j)) for j in range(models)])
     k = len(ONE_RUN_BOUNDS) + (models > 1)
     per_bound = 1.0 - (1.0 - level) / k
 
