@@ -15,8 +15,18 @@ declared schema), which is the sensitivity bound of the DP ones:
 ``dp-logreg-10x`` (broken)
     claims ε but runs diffprivlib at 10 ε.
 
-The DP-SGD learners (``dp-sgd`` …, :mod:`dpaudit.mia.claim.dpsgd`) need the ``dpsgd`` extra
-(jax-privacy); it is imported only when one of them is built.
+``dp-sgd``
+    DP-SGD of a logistic regression with jax-privacy (:mod:`dpaudit.mia.claim.dpsgd`: per-example
+    clipping to C = 0.1, Poisson sampling at q = 256/n, Gaussian noise σ·C, T = ⌈5/q⌉ steps, σ
+    calibrated to (ε, δ) by jax-privacy's RDP accountant); ``dp-sgd-mlp`` the same for a network with
+    one hidden layer of 32 ReLU units.
+``sgd``
+    the same SGD without clipping or noise (non-private).
+``dp-sgd-half-noise``, ``dp-sgd-no-clip`` (broken)
+    noise σ/2·C while claiming σ; no clipping, noise σ·C as if clipped.
+
+The DP-SGD learners need the ``dpsgd`` extra (jax-privacy); it is imported only when one of them is
+built, and building one without it raises a DataError naming ``pip install "dpaudit[dpsgd]"``.
 
 ``package.module:factory`` names a user's learner: ``factory(epsilon, delta)`` returns the classifier
 (:func:`resolve_learner`); it is taken to claim (ε, δ)-DP.
@@ -31,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._errors import DataError
+from dpaudit.mia.claim.dpsgd import HIDDEN  # numpy only: jax and jax-privacy wait for a DP-SGD build
 from dpaudit.mia.train.models import check_classifier, import_factory
 
 __all__ = ["Learner", "LEARNERS", "resolve_learner", "diffprivlib_models", "LOGREG_C"]
@@ -130,6 +141,16 @@ def _logreg(epsilon: float, delta: float, random_state: int) -> Any:
     return LogisticRegression(C=LOGREG_C, max_iter=10_000)
 
 
+def _dpsgd(**options: Any) -> Callable[[float, float, int], Any]:
+    def build(epsilon: float, delta: float, random_state: int) -> Any:
+        from dpaudit.mia.claim.dpsgd import DPSGDClassifier, jax_privacy_modules
+
+        jax_privacy_modules()  # the install hint now, not at fit
+        return DPSGDClassifier(epsilon, delta, random_state, **options)
+
+    return build
+
+
 LEARNERS: dict[str, Learner] = {
     "dp-logreg": Learner("dp-logreg", "DP logistic regression (diffprivlib, objective perturbation, ε-DP, δ unused)",
                          True, None, None, _diffprivlib_logreg(1.0)),
@@ -137,6 +158,16 @@ LEARNERS: dict[str, Learner] = {
                       _logreg),
     "dp-logreg-10x": Learner("dp-logreg-10x", "dp-logreg that claims ε but runs at 10 ε", True,
                              "runs diffprivlib at 10 ε", None, _diffprivlib_logreg(10.0)),
+    "dp-sgd": Learner("dp-sgd", "DP-SGD logistic regression (jax-privacy: clipping, Poisson sampling, Gaussian noise "
+                      "calibrated by its RDP accountant)", True, None, "dpsgd", _dpsgd()),
+    "dp-sgd-mlp": Learner("dp-sgd-mlp", f"DP-SGD network with one hidden layer of {HIDDEN} ReLU units (jax-privacy)", True,
+                          None, "dpsgd", _dpsgd(hidden=HIDDEN)),
+    "sgd": Learner("sgd", "the SGD of dp-sgd without clipping or noise (non-private)", False, None, "dpsgd",
+                   _dpsgd(private=False)),
+    "dp-sgd-half-noise": Learner("dp-sgd-half-noise", "dp-sgd adding noise σ/2 while claiming the σ of (ε, δ)", True,
+                                 "noise multiplier halved", "dpsgd", _dpsgd(noise_factor=0.5)),
+    "dp-sgd-no-clip": Learner("dp-sgd-no-clip", "dp-sgd without per-example clipping, noise as if clipped", True,
+                              "clipping off", "dpsgd", _dpsgd(clip=False)),
 }
 
 
