@@ -27,7 +27,8 @@ Training Run", NeurIPS 2023; multi-run: Jagielski, Ullman & Oprea 2020, Nasr et 
    at level 1 − (1 − ``level``)/k, so "claim violated" is wrong with probability ≤ 1 − ``level``
    for a learner that meets its claim.
 6. **Contrast** — the same design (same canaries, same inclusion draws and seeds) with the
-   learner's non-private counterpart (``dp-*`` → ``logreg``), its bounds reported beside.
+   learner's non-private counterpart (``dp-sgd*`` → ``sgd``, other ``dp-*`` → ``logreg``), its bounds
+   reported beside.
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ def design(X: np.ndarray, y: np.ndarray, kind: str, m: int, models: int, seed: i
 
 
 def non_private_counterpart(learner: Any, contrast: bool | str) -> Any:
-    """The contrast learner: ``contrast`` named, or for ``contrast=True`` ``logreg`` of a built-in ``dp-*`` learner."""
+    """The contrast learner: ``contrast`` named, or for ``contrast=True`` the counterpart of a built-in ``dp-*``
+    learner: ``sgd`` (the same SGD without clipping or noise) of ``dp-sgd*``, ``logreg`` of the others."""
     from dpaudit.mia.claim.learners import resolve_learner
 
     if contrast is False or contrast is None:
@@ -126,7 +128,9 @@ def non_private_counterpart(learner: Any, contrast: bool | str) -> Any:
     if isinstance(contrast, str):
         return resolve_learner(contrast)
     if contrast is True:
-        return resolve_learner("logreg") if learner.name.startswith("dp-") and ":" not in learner.name else None
+        if not learner.name.startswith("dp-") or ":" in learner.name:
+            return None
+        return resolve_learner("sgd" if learner.name.startswith("dp-sgd") else "logreg")
     raise DPAuditError(f"contrast must be True, False or a learner's name, got {contrast!r}")
 
 
