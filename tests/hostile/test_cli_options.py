@@ -303,7 +303,8 @@ def test_hostile_option_gives_one_line_and_writes_nothing(cli, workdir, small_cs
     ["mia", "simulate", "calibration", "--models", "8", "--out", "{tmp}/locked/sim.npz"],
     ["mia", "train", "{tmp}/locked/run", "--models", "6", "--pool", "100"],
     FAIR + ["--exact", "--save", "{tmp}/locked/r.txt"],
-], ids=["repair-wcnf", "simulate", "train", "fairness --save"])
+    ["mia", "audit-dp", "--epsilon", "1", "-o", "{tmp}/locked/r.json"],
+], ids=["repair-wcnf", "simulate", "train", "fairness --save", "audit-dp -o"])
 def test_read_only_output_folder_is_refused_before_work(cli, workdir, small_csv, monkeypatch, argv):
     """os.access is patched: as root, chmod cannot make a folder read-only."""
     import os

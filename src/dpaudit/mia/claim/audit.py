@@ -55,9 +55,14 @@ from dpaudit.mia.dp_audit_multi import audit_verdict, epsilon_lower_bound_multi_
 __all__ = ["audit_dp", "ONE_RUN_BOUNDS", "DEFAULT_CANARIES", "design_seed", "design", "load_data", "canary_scores_of",
            "non_private_counterpart"]
 
-#: The one-run bounds, name → function(scores_in, scores_out, *, delta, confidence) → DPAuditBound.
-ONE_RUN_BOUNDS: dict[str, Callable[..., DPAuditBound]] = {
-    "one-run": epsilon_lower_bound_one_run,
+def _steinke(scores_in: np.ndarray, scores_out: np.ndarray, delta: float, level: float) -> DPAuditBound:
+    return epsilon_lower_bound_one_run(scores_in, scores_out, delta=delta, confidence=level)
+
+
+#: The one-run bounds of an audit, name → function(scores_in, scores_out, delta, level) → DPAuditBound
+#: (each with the default Bonferroni threshold search); a new bound is one entry here.
+ONE_RUN_BOUNDS: dict[str, Callable[[np.ndarray, np.ndarray, float, float], DPAuditBound]] = {
+    "one-run": _steinke,
 }
 
 #: The number of canaries m when none is given.
@@ -192,8 +197,7 @@ def _bounds(scores: np.ndarray, masks: np.ndarray, delta: float, per_bound: floa
     if inc.all() or not inc.any():
         raise DataError(f"model 0 includes {int(inc.sum())} of {inc.size} canaries; the one-run audit needs some in "
                         "and some out: use more canaries")
-    out = {name: fn(scores[0][inc], scores[0][~inc], delta=delta, confidence=per_bound)
-           for name, fn in ONE_RUN_BOUNDS.items()}
+    out = {name: fn(scores[0][inc], scores[0][~inc], delta, per_bound) for name, fn in ONE_RUN_BOUNDS.items()}
     if masks.shape[0] == 1:
         return out, None
     m = masks.shape[1]
