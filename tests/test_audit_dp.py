@@ -239,3 +239,29 @@ def test_the_command_reads_per_record_vulnerabilities(adult_files, tmp_path):
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["canaries"] == "vulnerable"
+
+
+def test_the_multi_run_bound_is_the_largest_canary_bound_at_the_bonferroni_level(adult):
+    """Recomputed from the scores: per canary its M scores split by inclusion, each at 1 − 0.025/m."""
+    from dpaudit.mia.claim.audit import canary_scores_of
+    from dpaudit.mia.claim.learners import resolve_learner
+    from dpaudit.mia.dp_audit_multi import epsilon_lower_bound_multi_run
+
+    r = _audit(adult, learner="tests.test_audit_dp:memorizer", models=6, m=40)
+    td, schema = load_data(adult[0], label="income", schema=adult[1])
+    X = unit_features(td.frame, td.categorical + td.numeric, schema)
+    y = td.labels()
+    c, keep, masks = design(X, y, "mislabelled", 40, 6, seed=0)
+    scores = canary_scores_of(resolve_learner("tests.test_audit_dp:memorizer"), 1.0, 1e-5, (X[keep], y[keep]), c,
+                              masks, 0, None)
+    per = [epsilon_lower_bound_multi_run(scores[masks[:, i], i], scores[~masks[:, i], i], delta=1e-5,
+                                         confidence=1 - 0.025 / 40).epsilon
+           for i in range(40) if 0 < masks[:, i].sum() < 6]
+    assert r.bounds["multi-run"].epsilon == max(per)
+    assert r.bounds["multi-run"].confidence == pytest.approx(0.975)
+
+
+def test_parallel_fits_give_the_same_result_as_sequential_ones(adult):
+    one = _audit(adult, models=2, m=50, n_jobs=1)
+    two = _audit(adult, models=2, m=50, n_jobs=2)
+    assert json.dumps(one.to_dict()) == json.dumps(two.to_dict())
