@@ -24,6 +24,7 @@ at the full β; ``threshold=t`` uses a threshold fixed before the data were seen
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,8 @@ from dpaudit.mia.metrics._inputs import DEFAULT_LEVEL, as_scores, check_level
 from dpaudit.mia.metrics.epsilon import check_delta
 
 __all__ = ["one_run_p_value", "epsilon_one_run", "epsilon_lower_bound_one_run", "DPAuditBound", "STRATEGIES",
-           "canary_scores", "candidate_thresholds", "split_halves", "split_canaries"]
+           "canary_scores", "candidate_thresholds", "split_halves", "split_canaries", "one_run_audit",
+           "pure_bounds"]
 
 #: How the threshold is chosen when none is given.
 STRATEGIES = ("bonferroni", "split")
@@ -215,7 +217,7 @@ def epsilon_one_run(m: int, n_guess: int, n_correct: int, *, delta: float = 0.0,
                                  xtol=1e-12, rtol=4 * np.finfo(float).eps))
 
 
-def _pure_bounds(n_guess: np.ndarray, n_correct: np.ndarray, beta: float, iterations: int = 200) -> np.ndarray:
+def pure_bounds(n_guess: np.ndarray, n_correct: np.ndarray, beta: float, iterations: int = 200) -> np.ndarray:
     """The δ = 0 bounds of many (r, v) at once by bisection on f(v) = β (an upper bound for every δ > 0)."""
     out = np.zeros(n_guess.shape)
     live = (n_guess > 0) & (stats.binom.sf(n_correct - 1, n_guess, 0.5) <= beta)
@@ -241,7 +243,7 @@ def _best_one_run(scores_in: np.ndarray, scores_out: np.ndarray, delta: float, b
     t, tp, fp = candidate_thresholds(scores_in, scores_out)
     m = scores_in.size + scores_out.size
     guesses = tp + fp
-    pure = _pure_bounds(guesses, tp, beta)
+    pure = pure_bounds(guesses, tp, beta)
     best = (0.0, float(t[0]), int(guesses[0]), int(tp[0]))
     # Any δ ≥ 0 bound is ≤ its δ = 0 bound: visit thresholds by decreasing δ = 0 bound, stop when it cannot win.
     for idx in np.argsort(-pure, kind="stable"):
@@ -251,6 +253,45 @@ def _best_one_run(scores_in: np.ndarray, scores_out: np.ndarray, delta: float, b
         if eps > best[0]:
             best = (eps, float(t[idx]), int(guesses[idx]), int(tp[idx]))
     return best
+
+
+#: ``bound_at(m, r, v, delta, beta)``: the bound of r guesses with v right among m canaries, at significance β.
+BoundAt = Callable[[int, int, int, float, float], float]
+#: ``best(scores_in, scores_out, delta, beta)``: the best bound over every threshold (no correction): ε, t, r, v.
+BestBound = Callable[[np.ndarray, np.ndarray, float, float], tuple[float, float, int, int]]
+
+
+def one_run_audit(scores_in: object, scores_out: object, *, method: str, bound_at: BoundAt, best: BestBound,
+                  delta: float, confidence: float, strategy: str, threshold: float | None, seed: int | None
+                  ) -> DPAuditBound:
+    """A one-run bound with its threshold choice: ``threshold`` fixed, or ``strategy`` bonferroni / split.
+
+    Shared by the one-run bounds (:func:`epsilon_lower_bound_one_run` here and
+    :func:`dpaudit.mia.dp_audit_fdp.epsilon_lower_bound_one_run_fdp`), which differ only in
+    ``bound_at`` (the bound at one threshold) and ``best`` (the search over all thresholds).
+    """
+    a, b = canary_scores(scores_in, scores_out)
+    beta = 1.0 - check_level(confidence)
+    d = check_delta(delta)
+
+    def at(t: float, s_in: np.ndarray, s_out: np.ndarray, how: str) -> DPAuditBound:
+        tp, fp = int(np.sum(s_in >= t)), int(np.sum(s_out >= t))
+        m = s_in.size + s_out.size
+        return DPAuditBound(bound_at(m, tp + fp, tp, d, beta), method, 1.0 - beta, d, how, float(t), tp + fp, tp, m)
+
+    if threshold is not None:
+        return at(threshold, a, b, "explicit")
+    if check_strategy(strategy) == "split":
+        (a1, b1), (a2, b2) = split_canaries(a, b, seed)
+        _, t, _, _ = best(a1, b1, d, beta)
+        return at(t, a2, b2, "split")
+    n_thresholds = np.union1d(a, b).size
+    eps, t, r, v = best(a, b, d, beta / n_thresholds)
+    return DPAuditBound(eps, method, 1.0 - beta, d, "bonferroni", t, r, v, a.size + b.size)
+
+
+def _steinke_at(m: int, n_guess: int, n_correct: int, delta: float, beta: float) -> float:
+    return epsilon_one_run(m, n_guess, n_correct, delta=delta, confidence=1.0 - beta)
 
 
 def epsilon_lower_bound_one_run(scores_in: object, scores_out: object, *, delta: float = 0.0,
@@ -278,20 +319,5 @@ def epsilon_lower_bound_one_run(scores_in: object, scores_out: object, *, delta:
     >>> b.n_guess, b.n_correct, round(b.epsilon, 6) == round(float(np.log(q / (1 - q))), 6)
     (500, 500, True)
     """
-    a, b = canary_scores(scores_in, scores_out)
-    beta = 1.0 - check_level(confidence)
-    d = check_delta(delta)
-    if threshold is not None:
-        tp, fp = int(np.sum(a >= threshold)), int(np.sum(b >= threshold))
-        eps = epsilon_one_run(a.size + b.size, tp + fp, tp, delta=d, confidence=1.0 - beta)
-        return DPAuditBound(eps, "one-run", 1.0 - beta, d, "explicit", float(threshold), tp + fp, tp, a.size + b.size)
-    if check_strategy(strategy) == "split":
-        (a1, b1), (a2, b2) = split_canaries(a, b, seed)
-        _, t, _, _ = _best_one_run(a1, b1, d, beta)
-        tp, fp = int(np.sum(a2 >= t)), int(np.sum(b2 >= t))
-        eps = epsilon_one_run(a2.size + b2.size, tp + fp, tp, delta=d, confidence=1.0 - beta)
-        return DPAuditBound(eps, "one-run", 1.0 - beta, d, "split", t, tp + fp, tp, a2.size + b2.size)
-    n_thresholds = np.union1d(a, b).size
-    eps, t, r, v = _best_one_run(a, b, d, beta / n_thresholds)
-    return DPAuditBound(eps, "one-run", 1.0 - beta, d, "bonferroni", t, r, v, a.size + b.size)
-
+    return one_run_audit(scores_in, scores_out, method="one-run", bound_at=_steinke_at, best=_best_one_run,
+                         delta=delta, confidence=confidence, strategy=strategy, threshold=threshold, seed=seed)
