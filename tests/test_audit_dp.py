@@ -21,6 +21,7 @@ from dpaudit.cli import app
 from dpaudit.mia.claim.audit import audit_dp, design, load_data
 from dpaudit.mia.claim.features import unit_features
 from dpaudit.mia.dp_audit import epsilon_lower_bound_one_run
+from dpaudit.mia.dp_audit_fdp import epsilon_lower_bound_one_run_fdp
 from dpaudit.schema import Binned, Categorical, Schema
 
 SCHEMA_FILE = Path(__file__).resolve().parents[1] / "docs" / "schema" / "dpaudit-dp-claim-1.json"
@@ -139,8 +140,10 @@ def test_the_one_run_bound_is_the_bound_of_model_0s_canary_scores(adult):
         clf.fit(np.vstack([X[keep], c.X[inc]]), np.concatenate([y[keep], c.y[inc]]))
     z = clf.decision_function(c.X)
     phi = np.where(c.y == 1, z, -z)
-    expect = epsilon_lower_bound_one_run(phi[inc], phi[~inc], delta=1e-5, confidence=0.95)
-    assert r.bounds["one-run"] == expect
+    level = 1 - 0.05 / 2  # two one-run bounds in the verdict
+    assert r.bounds["one-run"] == epsilon_lower_bound_one_run(phi[inc], phi[~inc], delta=1e-5, confidence=level)
+    assert r.bounds["one-run f-DP"] == epsilon_lower_bound_one_run_fdp(phi[inc], phi[~inc], delta=1e-5,
+                                                                        confidence=level)
     assert r.included == (int(inc.sum()),)
 
 
@@ -160,21 +163,22 @@ def test_a_memorising_user_factory_violates_its_claim(adult):
     when an included canary duplicates it), the bound exceeds the claim."""
     r = _audit(adult, learner="tests.test_audit_dp:memorizer")
     assert r.learner == "tests.test_audit_dp:memorizer"
-    assert r.bounds["one-run"].epsilon > 1.0  # 1.29 at seed 0: 104 of the 121 canaries at +36.7 are in
+    assert r.bounds["one-run"].epsilon > 1.0  # 1.23 at seed 0: 104 of the 121 canaries at +36.7 are in
+    assert r.bounds["one-run f-DP"].epsilon > r.bounds["one-run"].epsilon  # 2.13: the tighter bound
     assert r.verdict.violated and r.headline().startswith("claim violated: ε ≥ ")
     assert r.contrast_bounds is None  # a user factory has no counterpart unless one is named
 
 
 def test_a_named_contrast_and_the_multi_run_bound(adult):
     r = _audit(adult, learner="dp-logreg", models=4, m=100, contrast="tests.test_audit_dp:memorizer")
-    assert set(r.bounds) == {"one-run", "multi-run"}
-    # the verdict at 95 %: each of the two bounds at 97.5 %
-    assert r.bounds["one-run"].confidence == r.bounds["multi-run"].confidence == pytest.approx(0.975)
+    assert list(r.bounds) == ["one-run", "one-run f-DP", "multi-run"]
+    # the verdict at 95 %: each of the three bounds at 1 − 0.05/3
+    assert all(b.confidence == pytest.approx(1 - 0.05 / 3) for b in r.bounds.values())
     assert r.verdict.confidence == pytest.approx(0.95)
     assert 0 <= r.multi_run_canary < 100 and len(r.included) == 4
     assert r.contrast_learner == "tests.test_audit_dp:memorizer"
-    assert set(r.contrast_bounds) == {"one-run", "multi-run"}
-    assert r.contrast_bounds["one-run"].epsilon > 0.5 > r.bounds["one-run"].epsilon  # 0.93 and 0 at seed 0
+    assert list(r.contrast_bounds) == list(r.bounds)
+    assert r.contrast_bounds["one-run"].epsilon > 0.5 > r.bounds["one-run"].epsilon
 
 
 def test_the_report_gives_the_answer_first_then_the_table_then_the_contrast(adult):
@@ -242,23 +246,23 @@ def test_the_command_reads_per_record_vulnerabilities(adult_files, tmp_path):
 
 
 def test_the_multi_run_bound_is_the_largest_canary_bound_at_the_bonferroni_level(adult):
-    """Recomputed from the scores: per canary its M scores split by inclusion, each at 1 − 0.025/m."""
+    """Recomputed from the scores: per canary its M scores split by inclusion, each at 1 − (0.05/3)/m."""
     from dpaudit.mia.claim.audit import canary_scores_of
     from dpaudit.mia.claim.learners import resolve_learner
     from dpaudit.mia.dp_audit_multi import epsilon_lower_bound_multi_run
 
-    r = _audit(adult, learner="tests.test_audit_dp:memorizer", models=6, m=40)
+    r = _audit(adult, learner="tests.test_audit_dp:memorizer", models=60, m=10)
     td, schema = load_data(adult[0], label="income", schema=adult[1])
     X = unit_features(td.frame, td.categorical + td.numeric, schema)
     y = td.labels()
-    c, keep, masks = design(X, y, "mislabelled", 40, 6, seed=0)
+    c, keep, masks = design(X, y, "mislabelled", 10, 60, seed=0)
     scores = canary_scores_of(resolve_learner("tests.test_audit_dp:memorizer"), 1.0, 1e-5, (X[keep], y[keep]), c,
                               masks, 0, None)
     per = [epsilon_lower_bound_multi_run(scores[masks[:, i], i], scores[~masks[:, i], i], delta=1e-5,
-                                         confidence=1 - 0.025 / 40).epsilon
-           for i in range(40) if 0 < masks[:, i].sum() < 6]
-    assert r.bounds["multi-run"].epsilon == max(per)
-    assert r.bounds["multi-run"].confidence == pytest.approx(0.975)
+                                         confidence=1 - 0.05 / 3 / 10).epsilon
+           for i in range(10) if 0 < masks[:, i].sum() < 60]
+    assert r.bounds["multi-run"].epsilon == max(per) > 0
+    assert r.bounds["multi-run"].confidence == pytest.approx(1 - 0.05 / 3)
 
 
 def test_parallel_fits_give_the_same_result_as_sequential_ones(adult):

@@ -14,7 +14,8 @@ Training Run", NeurIPS 2023; multi-run: Jagielski, Ullman & Oprea 2020, Nasr et 
    fits (one BLAS thread per fit): the scores are bit-identical on a re-run with the same seed.
    The score of a canary is the model's logit signed by the canary's label (higher = "in").
 4. **Bounds** — model 0's canary scores split by inclusion give the one-run bounds
-   (:data:`ONE_RUN_BOUNDS`: Steinke et al.'s, and the f-DP one of Mahloujifar et al. once merged);
+   (:data:`ONE_RUN_BOUNDS`: Steinke et al.'s, and the f-DP/GDP one of Mahloujifar, Melis & Chaudhuri,
+   :func:`~dpaudit.mia.dp_audit_fdp.epsilon_lower_bound_one_run_fdp`);
    with M > 1, per canary its M scores split by inclusion give a multi-run bound
    (:func:`~dpaudit.mia.dp_audit_multi.epsilon_lower_bound_multi_run`). The m per-canary bounds are
    combined by Bonferroni: each at level 1 − β'/m and the largest reported, valid at 1 − β' because
@@ -50,6 +51,7 @@ from dpaudit.mia._defaults import (
 )
 from dpaudit.mia.claim.result import DPClaimAudit
 from dpaudit.mia.dp_audit import DPAuditBound, epsilon_lower_bound_one_run
+from dpaudit.mia.dp_audit_fdp import epsilon_lower_bound_one_run_fdp
 from dpaudit.mia.dp_audit_multi import audit_verdict, epsilon_lower_bound_multi_run
 
 __all__ = ["audit_dp", "ONE_RUN_BOUNDS", "DEFAULT_CANARIES", "design_seed", "design", "load_data", "canary_scores_of",
@@ -59,10 +61,15 @@ def _steinke(scores_in: np.ndarray, scores_out: np.ndarray, delta: float, level:
     return epsilon_lower_bound_one_run(scores_in, scores_out, delta=delta, confidence=level)
 
 
+def _fdp(scores_in: np.ndarray, scores_out: np.ndarray, delta: float, level: float) -> DPAuditBound:
+    return epsilon_lower_bound_one_run_fdp(scores_in, scores_out, delta=delta, confidence=level)
+
+
 #: The one-run bounds of an audit, name → function(scores_in, scores_out, delta, level) → DPAuditBound
 #: (each with the default Bonferroni threshold search); a new bound is one entry here.
 ONE_RUN_BOUNDS: dict[str, Callable[[np.ndarray, np.ndarray, float, float], DPAuditBound]] = {
     "one-run": _steinke,
+    "one-run f-DP": _fdp,
 }
 
 #: The number of canaries m when none is given.
