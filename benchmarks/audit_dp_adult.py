@@ -6,7 +6,7 @@ audits say "claim violated", and the median wall time of one audit (the non-priv
 included). Two sizes: the 2,000-row sample of ``tests/test_audit_dp.py`` (m = 200) and the whole of
 Adult (m = 1000).
 
-    PYTHONPATH=src python benchmarks/audit_dp_adult.py [--seeds 10] [--full-seeds 3]
+    PYTHONPATH=src python benchmarks/audit_dp_adult.py [--seeds 10] [--full-seeds 3] [--dpsgd [--small-only]]
 """
 
 from __future__ import annotations
@@ -51,12 +51,19 @@ def run(frame: Any, schema: Schema, *, learner: str, epsilon: float, m: int, can
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--full-seeds", type=int, default=3)
+    parser.add_argument("--full-seeds", type=int, default=3, help="audits of the whole of Adult (0: none)")
+    parser.add_argument("--dpsgd", action="store_true", help="also the DP-SGD learners (the 'dpsgd' extra: JAX)")
+    parser.add_argument("--small-only", action="store_true", help="only the DP-SGD learners of --dpsgd")
     args = parser.parse_args()
     small = adult_sample(2000)
-    for canaries in ("mislabelled", "ood"):
+    for canaries in () if args.small_only else ("mislabelled", "ood"):
         for learner, eps in (("dp-logreg", 1.0), ("dp-logreg", 4.0), ("dp-logreg-10x", 1.0)):
             run(*small, learner=learner, epsilon=eps, m=200, canaries=canaries, seeds=args.seeds)
+    if args.dpsgd:
+        for learner in ("dp-sgd", "dp-sgd-half-noise", "dp-sgd-no-clip"):
+            run(*small, learner=learner, epsilon=1.0, m=200, canaries="ood", seeds=args.seeds)
+    if args.full_seeds == 0:
+        return
     full = adult_sample(None)
     for learner, eps in (("dp-logreg", 1.0), ("dp-logreg", 4.0)):
         run(*full, learner=learner, epsilon=eps, m=1000, canaries="mislabelled", seeds=args.full_seeds)

@@ -225,6 +225,25 @@ def _bounds(scores: np.ndarray, masks: np.ndarray, delta: float, per_bound: floa
     return out, i
 
 
+#: Libraries of the learners whose versions a result records beside :func:`dpaudit.mia.train.run.versions`'.
+LEARNER_LIBRARIES = ("diffprivlib", "jax", "jax-privacy")
+
+
+def run_versions() -> dict[str, str]:
+    """Python, numpy, scikit-learn, dpaudit and the installed learner libraries (:data:`LEARNER_LIBRARIES`)."""
+    from importlib import metadata
+
+    from dpaudit.mia.train.run import versions
+
+    out = versions()
+    for name in LEARNER_LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
 def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEFAULT_DP_DELTA,
              learner: str = DEFAULT_DP_LEARNER, canaries: str = DEFAULT_CANARY_KIND, m: int = DEFAULT_CANARIES,
              models: int = 1, seed: int = 0, level: float = DEFAULT_AUDIT_LEVEL, positive: Any = None, schema: Any = None, contrast: bool | str = True,
@@ -263,8 +282,6 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
     from dpaudit.mia.claim.learners import resolve_learner
     from dpaudit.mia.metrics._inputs import check_level
     from dpaudit.mia.train.backends import _check_n_jobs, require_ml
-    from dpaudit.mia.train.run import versions
-
     require_ml()
     eps = number("epsilon", epsilon, low=0.0, low_open=True, error=DataError)
     dlt = number("delta", delta, low=0.0, high=1.0, high_open=True, error=DataError)
@@ -304,4 +321,4 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
         canaries=c.kind, canary_description=c.description, m=m, models=models, level=level, seed=seed,
         bounds=bounds, verdict=audit_verdict(eps, bounds), included=tuple(int(r.sum()) for r in masks),
         multi_run_canary=which, contrast_learner=None if other is None else other.name,
-        contrast_bounds=contrast_bounds, versions=versions())
+        contrast_bounds=contrast_bounds, versions=run_versions())
