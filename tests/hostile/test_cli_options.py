@@ -16,6 +16,7 @@ from dpaudit.selfcheck._params import DRAWS_HINT, MAX_DRAWS, MIN_DRAWS
 from tests.hostile.conftest import assert_one_line_error, files_in
 
 FAIR = ["fairness", "{csv}", "-c", "sex ⊥ y", "--schema", "{schema}"]
+AUDIT = ["mia", "audit-dp", "--data", "{csv}", "--label", "y", "--schema", "{schema}", "--learner", "logreg"]
 #: The ``bounds`` of the messages of a refused --fpr, an M the efficient design cannot use (mia train, simulate)
 #: and a training-set size a pool of 100 records cannot hold.
 FPR = f" >= {MIN_FPR:g} and < 1{FPR_FLOOR_HINT}"
@@ -250,6 +251,30 @@ CASES = [
     (["ledger", "{csv}"], "is corrupt (not valid JSON"),
     (["ledger", "/dev/null"], "is not a regular file"),
     (["ledger"], "Missing argument 'PATH'"),
+    # -- mia audit-dp (the first refusal each: before any model is trained, nothing written)
+    (AUDIT, "Missing option '--epsilon'"),
+    (AUDIT + ["--epsilon", "0"], "epsilon must be a finite number > 0"),
+    (AUDIT + ["--epsilon", "nan"], "epsilon must be a finite number > 0"),
+    (AUDIT + ["--epsilon", "1", "--delta", "1"], "delta must be a finite number"),
+    (AUDIT + ["--epsilon", "1", "--level", "2"], "level must be a number strictly between 0 and 1"),
+    (AUDIT + ["--epsilon", "1", "-m", "1"], "m must be an integer >= 2"),
+    (AUDIT + ["--epsilon", "1", "-m", "500"], "leaves no base set"),
+    (AUDIT + ["--epsilon", "1", "--models", "0"], "models must be an integer >= 1"),
+    (AUDIT + ["--epsilon", "1", "--seed", "-1"], "seed must be an integer >= 0"),
+    (AUDIT + ["--epsilon", "1", "--canaries", "nope"], "canaries must be one of"),
+    (AUDIT + ["--epsilon", "1", "--canaries", "vulnerable"], "give vulnerability (one number per record)"),
+    (AUDIT + ["--epsilon", "1", "--vulnerability", "{tmp}/notes.txt"], "--vulnerability chooses the canaries"),
+    (AUDIT + ["--epsilon", "1", "--canaries", "vulnerable", "--vulnerability", "{tmp}/notes.txt"],
+     "no 'vulnerability' column"),
+    (AUDIT + ["--epsilon", "1", "--canaries", "vulnerable", "--vulnerability", "{tmp}/absent.csv"], "absent.csv"),
+    (AUDIT + ["--epsilon", "1", "--learner", "nope"], "nope"),
+    (AUDIT + ["--epsilon", "1", "--learner", "no_such_module_xyz:f"], "no_such_module_xyz"),
+    (AUDIT + ["--epsilon", "1", "-o", "{tmp}/r.pdf"], "cannot tell the format"),
+    (AUDIT + ["--epsilon", "1", "-j", "0"], "n_jobs must be a non-zero whole number"),
+    (["mia", "audit-dp", "--data", "{csv}", "--label", "y", "--epsilon", "1"], "pass a schema"),
+    (["mia", "audit-dp", "--data", "{csv}", "--epsilon", "1", "--schema", "{schema}"], "name the label column"),
+    (["mia", "audit-dp", "--data", "nope", "--epsilon", "1"], "'nope' is neither a registered dataset"),
+    (["mia", "audit-dp", "--data", "{csv}", "--label", "y", "--schema", "{tmp}/notes.txt", "--epsilon", "1"], "schema"),
 ]
 
 
@@ -278,7 +303,8 @@ def test_hostile_option_gives_one_line_and_writes_nothing(cli, workdir, small_cs
     ["mia", "simulate", "calibration", "--models", "8", "--out", "{tmp}/locked/sim.npz"],
     ["mia", "train", "{tmp}/locked/run", "--models", "6", "--pool", "100"],
     FAIR + ["--exact", "--save", "{tmp}/locked/r.txt"],
-], ids=["repair-wcnf", "simulate", "train", "fairness --save"])
+    ["mia", "audit-dp", "--epsilon", "1", "-o", "{tmp}/locked/r.json"],
+], ids=["repair-wcnf", "simulate", "train", "fairness --save", "audit-dp -o"])
 def test_read_only_output_folder_is_refused_before_work(cli, workdir, small_csv, monkeypatch, argv):
     """os.access is patched: as root, chmod cannot make a folder read-only."""
     import os
