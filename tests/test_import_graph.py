@@ -138,7 +138,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "dpaudit.mia.scores", "dpaudit.mia._score_checks")),
     ("computation", ("dpaudit.measures", "dpaudit.mia", "dpaudit.datasets")),
     ("entry points", ("dpaudit.audit", "dpaudit._audit_args", "dpaudit.mia.evaluate", "dpaudit.mia.train", "dpaudit.mia.simulate",
-                      "dpaudit.mia.claim.learners", "dpaudit.mia.claim.dpsgd", "dpaudit.selfcheck")),
+                      "dpaudit.mia.claim.learners", "dpaudit.mia.claim.dpsgd", "dpaudit.mia.claim.audit", "dpaudit.selfcheck")),
     ("renderers", ("dpaudit.report",)),
     ("command", ("dpaudit.cli", "dpaudit.__main__", "dpaudit")),
 )

@@ -9,7 +9,7 @@ The commands live in one module per group (:mod:`~dpaudit.cli.fairness`, :mod:`~
 
 import typer
 
-from dpaudit.cli import datasets, fairness, ledger, mia, report, selfcheck  # noqa: F401  (registers the commands)
+from dpaudit.cli import datasets, fairness, ledger, mia, mia_audit, report, selfcheck  # noqa: F401  (registers the commands)
 from dpaudit.cli._app import app
 
 

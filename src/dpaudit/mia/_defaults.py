@@ -17,6 +17,7 @@ __all__ = [
     "ThresholdKind", "THRESHOLD_KINDS", "DEFAULT_THRESHOLD", "References", "REFERENCES", "DEFAULT_REFERENCES",
     "FPC_DESIGNS", "FPC_DEFAULTS", "MAX_REPEATS", "MODEL_NAMES", "DEFAULT_MODEL", "TABPFN_WEIGHTS_ENV", "TRAINERS",
     "DESIGNS", "DEFAULT_DATASET", "DEFAULT_DESIGN", "DEFAULT_TRAINER", "BACKENDS", "DEFAULT_BACKEND",
+    "DEFAULT_DP_LEARNER", "DEFAULT_CANARY_KIND", "DEFAULT_CANARY_COUNT", "DEFAULT_DP_DELTA", "DEFAULT_AUDIT_LEVEL",
 ]
 
 # -- evaluation (dpaudit.mia.evaluate) -----------------------------------------------------------------
@@ -73,3 +74,11 @@ DEFAULT_DATASET, DEFAULT_DESIGN, DEFAULT_TRAINER = "adult", "efficient", "auto"
 #: Where the fits run: "local" (joblib processes on this machine) or "dask" (a Dask cluster).
 BACKENDS = ("local", "dask")
 DEFAULT_BACKEND = "local"
+
+# -- DP-claim audit (dpaudit.mia.claim.audit, dpaudit mia audit-dp) -------------------------------------
+#: The learner, canary kind, number of canaries m, δ and confidence of an audit that names none.
+DEFAULT_DP_LEARNER = "dp-logreg"
+DEFAULT_CANARY_KIND = "mislabelled"
+DEFAULT_CANARY_COUNT = 1000
+DEFAULT_DP_DELTA = 1e-5
+DEFAULT_AUDIT_LEVEL = 0.95

@@ -65,9 +65,14 @@ NEGATIVE_NOTE = (
 
 def render_html(result: Any) -> str:
     """The html format's page (``--html FILE``, ``--save FILE.html``): :func:`render_audit` for an
-    :class:`~dpaudit.results.AuditResult`, :func:`dpaudit.report.html_mia.render_mia` for an MIA report."""
+    :class:`~dpaudit.results.AuditResult`, :func:`dpaudit.report.html_mia.render_mia` for an MIA report,
+    :func:`dpaudit.report.html_claim.render_claim_html` for a DP-claim audit."""
     if isinstance(result, AuditResult):
         return render_audit(result)
+    if type(result).__name__ == "DPClaimAudit":  # a DP-claim audit (dpaudit.mia.claim)
+        from dpaudit.report.html_claim import render_claim_html
+
+        return render_claim_html(result)
     from dpaudit.report.html_mia import render_mia
 
     return render_mia(result)

@@ -43,7 +43,8 @@ __all__ = ["VERSION", "KINDS", "document_schema", "file_name", "schema_id", "wri
 VERSION = 1
 #: The document kinds: what each one is and the type that reads it.
 KINDS = {"audit": "a fairness audit (dpaudit fairness --json, AuditResult.to_json, render_json)",
-         "mia": "a membership-inference evaluation (dpaudit mia evaluate --json, render_json of a MiaReport)"}
+         "mia": "a membership-inference evaluation (dpaudit mia evaluate --json, render_json of a MiaReport)",
+         "dp-claim": "a DP-claim audit (dpaudit mia audit-dp -o FILE.json, render_json of a DPClaimAudit)"}
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -66,11 +67,15 @@ def _root(kind: str) -> type:
         from dpaudit.mia.results import MiaReport
 
         return MiaReport
+    if kind == "dp-claim":
+        from dpaudit.mia.claim.result import DPClaimAudit
+
+        return DPClaimAudit
     raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
 
 
 def document_schema(kind: str) -> dict[str, Any]:
-    """The JSON Schema of a document of ``kind`` (``"audit"`` or ``"mia"``), as a dict."""
+    """The JSON Schema of a document of ``kind`` (``"audit"``, ``"mia"`` or ``"dp-claim"``), as a dict."""
     defs: dict[str, Any] = {}
     root = _object(_root(kind), defs)
     root.pop("description", None)

@@ -31,9 +31,16 @@ __all__ = ["render", "render_audit", "render_mia", "describe_cell", "CommandView
 
 
 def render(result: AuditResult | MiaReport) -> str:
-    """The text format's document (``--save FILE.txt``): :func:`render_audit` or :func:`render_mia`,
+    """The text format's document (``--save FILE.txt``): :func:`render_audit`, :func:`render_mia` or (a
+    DP-claim audit) :func:`dpaudit.report.text_claim.render_claim`,
     ending in a newline — for an MIA evaluation, what ``dpaudit mia evaluate`` prints."""
-    return (render_audit(result) if isinstance(result, AuditResult) else render_mia(result)) + "\n"
+    if isinstance(result, AuditResult):
+        return render_audit(result) + "\n"
+    if type(result).__name__ == "DPClaimAudit":  # a DP-claim audit (dpaudit.mia.claim), not imported here
+        from dpaudit.report.text_claim import render_claim
+
+        return render_claim(result) + "\n"  # type: ignore[arg-type]
+    return render_mia(result) + "\n"
 
 
 def render_markdown(result: AuditResult | MiaReport) -> str:

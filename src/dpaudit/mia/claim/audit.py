@@ -1,0 +1,278 @@
+"""Audit a learner's (ε, δ)-DP claim: train it with canaries, bound ε from below, give the verdict.
+
+:func:`audit_dp` runs the whole audit (Steinke, Nasr & Jagielski, "Privacy Auditing with One (1)
+Training Run", NeurIPS 2023; multi-run: Jagielski, Ullman & Oprea 2020, Nasr et al. 2021):
+
+1. **Data** — a registered dataset (its declared task and schema) or the user's frame/file with a
+   declared schema (:mod:`dpaudit.mia.train.data`); features in the unit ball from the schema only
+   (:func:`dpaudit.mia.claim.features.unit_features`: no data-derived scaling).
+2. **Design** — m canaries (:func:`dpaudit.mia.claim.canaries.choose_canaries`); every other record
+   (not the canaries' source rows) is in every training set; in model j each canary is in with
+   probability ½, independently (:func:`dpaudit.mia.claim.canaries.include`, seeded per model).
+3. **Training** — M models of the learner at the claimed (ε, δ), each seeded by
+   :func:`dpaudit.mia.train.models.model_seed` (seed, j), through joblib as ``dpaudit mia train``
+   fits (one BLAS thread per fit): the scores are bit-identical on a re-run with the same seed.
+   The score of a canary is the model's logit signed by the canary's label (higher = "in").
+4. **Bounds** — model 0's canary scores split by inclusion give the one-run bounds
+   (:data:`ONE_RUN_BOUNDS`: Steinke et al.'s, and the f-DP one of Mahloujifar et al. once merged);
+   with M > 1, per canary its M scores split by inclusion give a multi-run bound
+   (:func:`~dpaudit.mia.dp_audit_multi.epsilon_lower_bound_multi_run`). The m per-canary bounds are
+   combined by Bonferroni: each at level 1 − β'/m and the largest reported, valid at 1 − β' because
+   at most one of m events of probability ≤ β'/m fails with probability ≤ β' (union bound). A
+   canary fixed in advance would need no correction, but which canary is most exposed is not known
+   before training; the maximum over all m picks it from the data at the cost of a log m wider
+   Clopper–Pearson limit. The one-run bounds are model 0's only (a maximum over the M models would
+   need its own correction).
+5. **Verdict** — :func:`~dpaudit.mia.dp_audit_multi.audit_verdict` over the k bounds, each computed
+   at level 1 − (1 − ``level``)/k, so "claim violated" is wrong with probability ≤ 1 − ``level``
+   for a learner that meets its claim.
+6. **Contrast** — the same design (same canaries, same inclusion draws and seeds) with the
+   learner's non-private counterpart (``dp-*`` → ``logreg``), its bounds reported beside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit._errors import DataError, DPAuditError
+from dpaudit._validation import number, whole_number
+from dpaudit.mia._defaults import (
+    DEFAULT_AUDIT_LEVEL,
+    DEFAULT_CANARY_COUNT,
+    DEFAULT_CANARY_KIND,
+    DEFAULT_DP_DELTA,
+    DEFAULT_DP_LEARNER,
+)
+from dpaudit.mia.claim.result import DPClaimAudit
+from dpaudit.mia.dp_audit import DPAuditBound, epsilon_lower_bound_one_run
+from dpaudit.mia.dp_audit_multi import audit_verdict, epsilon_lower_bound_multi_run
+
+__all__ = ["audit_dp", "ONE_RUN_BOUNDS", "DEFAULT_CANARIES", "design_seed", "load_data", "canary_scores_of",
+           "non_private_counterpart"]
+
+#: The one-run bounds, name → function(scores_in, scores_out, *, delta, confidence) → DPAuditBound.
+ONE_RUN_BOUNDS: dict[str, Callable[..., DPAuditBound]] = {
+    "one-run": epsilon_lower_bound_one_run,
+}
+
+#: The number of canaries m when none is given.
+DEFAULT_CANARIES = DEFAULT_CANARY_COUNT
+
+
+def design_seed(seed: int, *key: int) -> int:
+    """An independent 32-bit seed for one part of the design (``key``: (0,) canaries, (1, j) model j's inclusion).
+
+    Examples
+    --------
+    >>> design_seed(0, 1, 3) == design_seed(0, 1, 3) != design_seed(0, 1, 4)
+    True
+    """
+    return int(np.random.SeedSequence(seed, spawn_key=(27, *key)).generate_state(1)[0])
+
+
+def load_data(data: Any, *, label: Any = None, positive: Any = None, schema: Any = None) -> tuple[Any, Any]:
+    """The records (:class:`~dpaudit.mia.train.data.TrainingData`) and the schema that declares their features.
+
+    ``data``: a registered dataset's name (its task and schema; ``schema`` may replace the latter),
+    or a frame / CSV / Parquet path with ``label`` and a declared ``schema`` (required: the audit's
+    feature scaling comes from declared domains only).
+    """
+    from dpaudit import datasets
+    from dpaudit.mia.train.data import _schema, from_data, registered
+
+    if isinstance(data, str) and data in datasets.names():
+        td = registered(data)
+        if label is not None and label != td.label:
+            raise DataError(f"dataset {data!r} declares the label {td.label!r}; leave out label={label!r} or pass the "
+                            "data as a file")
+        return td, _schema(schema) if schema is not None else datasets.info(data).schema
+    if isinstance(data, str) and not Path(data).exists():
+        with_task = [n for n in datasets.names() if datasets.info(n).task is not None]
+        raise DataError(f"{data!r} is neither a registered dataset with a prediction task ({', '.join(with_task)}) "
+                        "nor a data file")
+    if schema is None:
+        raise DataError("the audit scales every feature to its declared domain, never to the data's: pass a schema "
+                        "(--schema FILE) declaring each feature (Categorical values, or Binned with finite edges)")
+    if label is None:
+        raise DataError("name the label column (--label COLUMN) of your data")
+    schema = _schema(schema)
+    return from_data(data, label=label, positive=positive, schema=schema), schema
+
+
+def non_private_counterpart(learner: Any, contrast: bool | str) -> Any:
+    """The contrast learner: ``contrast`` named, or for ``contrast=True`` ``logreg`` of a built-in ``dp-*`` learner."""
+    from dpaudit.mia.claim.learners import resolve_learner
+
+    if contrast is False or contrast is None:
+        return None
+    if isinstance(contrast, str):
+        return resolve_learner(contrast)
+    if contrast is True:
+        return resolve_learner("logreg") if learner.name.startswith("dp-") and ":" not in learner.name else None
+    raise DPAuditError(f"contrast must be True, False or a learner's name, got {contrast!r}")
+
+
+def _fit_score(name: str, epsilon: float, delta: float, random_state: int, X: np.ndarray, y: np.ndarray,
+               X_canary: np.ndarray, y_canary: np.ndarray) -> np.ndarray:
+    """One model: ``build(ε, δ, random_state)`` fitted on (X, y), and the canaries' signed logits φ."""
+    import warnings
+
+    from sklearn.pipeline import Pipeline
+    from threadpoolctl import threadpool_limits
+
+    from dpaudit.mia.claim.learners import resolve_learner
+    from dpaudit.mia.train.models import binary_logit, failure
+
+    learner = resolve_learner(name)
+    try:
+        with threadpool_limits(limits=1), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # diffprivlib's PrivacyLeakWarning / convergence chatter
+            clf = learner.build(epsilon, delta, random_state)
+            clf.fit(X, y)
+            z = binary_logit(Pipeline([("pre", "passthrough"), ("clf", clf)]), X_canary, from_proba=":" in name)
+    except DPAuditError:
+        raise
+    except Exception as exc:  # a learner's own failure: one line naming it
+        raise failure(name, [random_state], exc) from None
+    if z.shape != (len(X_canary),) or not np.all(np.isfinite(z)):
+        raise failure(name, [random_state], "its canary scores are not finite numbers, one per canary")
+    return np.where(y_canary == 1, z, -z)
+
+
+def canary_scores_of(learner: Any, epsilon: float, delta: float, base: tuple[np.ndarray, np.ndarray], canaries: Any,
+                     masks: np.ndarray, seed: int, n_jobs: int | None) -> np.ndarray:
+    """Scores (M, m) of the canaries on M models; model j trains on the base set and the canaries ``masks[j]``."""
+    from joblib import delayed
+
+    from dpaudit.mia.train.backends import local_runner
+    from dpaudit.mia.train.models import model_seed
+
+    X0, y0 = base
+
+    def task(j: int) -> Any:
+        X = np.vstack([X0, canaries.X[masks[j]]])
+        y = np.concatenate([y0, canaries.y[masks[j]]]).astype(np.int64)
+        return delayed(_indexed)(j, learner.name, epsilon, delta, model_seed(seed, j), X, y, canaries.X, canaries.y)
+
+    out = np.empty(masks.shape)
+    for j, s in local_runner(n_jobs)(task(j) for j in range(masks.shape[0])):
+        out[j] = s
+    return out
+
+
+def _indexed(j: int, *args: Any) -> tuple[int, np.ndarray]:
+    return j, _fit_score(*args)
+
+
+def _bounds(scores: np.ndarray, masks: np.ndarray, delta: float, per_bound: float) -> tuple[dict[str, DPAuditBound], int | None]:
+    """Each method's bound at level ``per_bound``: the one-run ones of model 0, and with M > 1 the multi-run one."""
+    inc = masks[0]
+    if inc.all() or not inc.any():
+        raise DataError(f"model 0 includes {int(inc.sum())} of {inc.size} canaries; the one-run audit needs some in "
+                        "and some out: use more canaries")
+    out = {name: fn(scores[0][inc], scores[0][~inc], delta=delta, confidence=per_bound)
+           for name, fn in ONE_RUN_BOUNDS.items()}
+    if masks.shape[0] == 1:
+        return out, None
+    m = masks.shape[1]
+    level = 1.0 - (1.0 - per_bound) / m  # Bonferroni over the m canaries
+    best: tuple[DPAuditBound, int] | None = None
+    for i in range(m):
+        s, k = scores[:, i], masks[:, i]
+        if k.all() or not k.any():  # in (or out) of every model: no evidence from this canary
+            continue
+        b = epsilon_lower_bound_multi_run(s[k], s[~k], delta=delta, confidence=level)
+        if best is None or b.epsilon > best[0].epsilon:
+            best = (b, i)
+    if best is None:
+        raise DataError(f"every canary is in every model or in none (M = {masks.shape[0]}); use more models")
+    b, i = best
+    out["multi-run"] = DPAuditBound(b.epsilon, b.method, per_bound, b.delta, f"{b.strategy}, max of {m} canaries",
+                                    b.threshold, b.n_guess, b.n_correct, b.n_canaries)
+    return out, i
+
+
+def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEFAULT_DP_DELTA,
+             learner: str = DEFAULT_DP_LEARNER, canaries: str = DEFAULT_CANARY_KIND, m: int = DEFAULT_CANARIES,
+             models: int = 1, seed: int = 0, level: float = DEFAULT_AUDIT_LEVEL, positive: Any = None, schema: Any = None, contrast: bool | str = True,
+             vulnerability: Any = None, n_jobs: int | None = None) -> DPClaimAudit:
+    """Audit the claim "``learner`` at (``epsilon``, ``delta``) is (ε, δ)-DP" (module docstring).
+
+    Parameters
+    ----------
+    data : str, DataFrame or path
+        A registered dataset's name ("adult"), or the user's records (with ``label``, ``schema``).
+    epsilon, delta : float
+        The claim; the learner is built with them.
+    learner : str
+        A built-in learner (:data:`dpaudit.mia.claim.learners.LEARNERS`) or ``pkg.mod:factory``.
+    canaries : str
+        ``mislabelled``, ``ood`` or ``vulnerable`` (:mod:`dpaudit.mia.claim.canaries`; ``vulnerable``
+        needs ``vulnerability``, one number per record of the data).
+    m, models : int
+        Canaries and models M (M = 1: the one-run audit; M > 1 adds the multi-run bound).
+    seed : int
+        Every draw and fit derives from it: a re-run is bit-identical.
+    level : float
+        Confidence of the verdict (each of its k bounds at 1 − (1 − level)/k).
+    contrast : bool or str
+        True: the non-private counterpart of a built-in ``dp-*`` learner; a name: that learner; False: none.
+    n_jobs : int, optional
+        joblib workers for the model fits (default 1).
+
+    Raises
+    ------
+    DPAuditError
+        Bad arguments, data or schema (one line each), a learner that fails to train.
+    """
+    from dpaudit.mia.claim.canaries import choose_canaries, include
+    from dpaudit.mia.claim.features import unit_features
+    from dpaudit.mia.claim.learners import resolve_learner
+    from dpaudit.mia.metrics._inputs import check_level
+    from dpaudit.mia.train.backends import _check_n_jobs, require_ml
+    from dpaudit.mia.train.run import versions
+
+    require_ml()
+    eps = number("epsilon", epsilon, low=0.0, low_open=True, error=DataError)
+    dlt = number("delta", delta, low=0.0, high=1.0, high_open=True, error=DataError)
+    level = check_level(level)
+    m = whole_number("m", m, minimum=2, error=DataError)
+    models = whole_number("models", models, minimum=1, error=DataError)
+    seed = whole_number("seed", seed, minimum=0, error=DataError)
+    if n_jobs is not None:
+        n_jobs = _check_n_jobs(n_jobs)
+    chosen = resolve_learner(learner)
+    other = non_private_counterpart(chosen, contrast)
+    td, declared = load_data(data, label=label, positive=positive, schema=schema)
+    X = unit_features(td.frame, td.categorical + td.numeric, declared)
+    y = td.labels()
+    if m >= len(y):
+        raise DataError(f"m = {m:,} canaries from {len(y):,} records leaves no base set; use fewer canaries")
+    if vulnerability is not None:
+        vulnerability = np.asarray(vulnerability, dtype=np.float64)
+    c = choose_canaries(X, y, canaries, m, seed=design_seed(seed, 0), vulnerability=vulnerability)
+    keep = np.ones(len(y), dtype=bool)
+    if c.source_rows is not None:
+        keep[np.asarray(c.source_rows, dtype=np.int64)] = False
+    base = (X[keep], y[keep])
+    masks = np.vstack([include(m, seed=design_seed(seed, 1, j)) for j in range(models)])
+    k = len(ONE_RUN_BOUNDS) + (models > 1)
+    per_bound = 1.0 - (1.0 - level) / k
+
+    scores = canary_scores_of(chosen, eps, dlt, base, c, masks, seed, n_jobs)
+    bounds, which = _bounds(scores, masks, dlt, per_bound)
+    contrast_bounds = None
+    if other is not None:
+        contrast_bounds, _ = _bounds(canary_scores_of(other, eps, dlt, base, c, masks, seed, n_jobs), masks, dlt,
+                                     per_bound)
+    return DPClaimAudit(
+        claimed_epsilon=eps, delta=dlt, learner=chosen.name, learner_description=chosen.description,
+        private=bool(chosen.private), data=td.name, n_records=int(len(y)), n_features=int(X.shape[1]),
+        canaries=c.kind, canary_description=c.description, m=m, models=models, level=level, seed=seed,
+        bounds=bounds, verdict=audit_verdict(eps, bounds), included=tuple(int(r.sum()) for r in masks),
+        multi_run_canary=which, contrast_learner=None if other is None else other.name,
+        contrast_bounds=contrast_bounds, versions=versions())
