@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 STUDY = ROOT / "experiments" / "unfairness"
 EXPERIMENTS = ("fidelity", "runtime", "epsilon", "topk", "flip", "models", "chunked")
 #: Experiment 6 trains a DP-SGD network with Opacus, which pulls torch (with CUDA, several GB, from pip):
-#: it is the extra ``dpsgd``, not part of the test extra, so experiment 6 runs where it is installed.
+#: it is in the extra ``experiments`` only, not in the test extra, so experiment 6 runs where it is installed.
 DPSGD = importlib.util.find_spec("opacus") is not None
 RUN = EXPERIMENTS if DPSGD else tuple(e for e in EXPERIMENTS if e != "models")
-needs_dpsgd = pytest.mark.skipif(not DPSGD, reason="experiment 6 needs Opacus: pip install -e '.[dpsgd]' "
+needs_dpsgd = pytest.mark.skipif(not DPSGD, reason="experiment 6 needs Opacus: pip install -e '.[experiments]' "
                                  "(after a CPU torch) — not in the test extra, it pulls the CUDA stack")
 
 

@@ -81,18 +81,11 @@ def encode(frame: Any, schema: Any, columns: list[str], *, one_hot: bool = True)
 
 
 def dp_forest(x: np.ndarray, y: np.ndarray, classes: int, seed: int, quick: bool, epsilon: float = EPSILON) -> Any:
-    import sklearn.tree._tree as sk_tree
+    from dpaudit.mia.claim.learners import diffprivlib_models  # importable with scikit-learn 1.9
 
-    # diffprivlib 0.6 imports two dtype constants that scikit-learn 1.9 no longer exports (their
-    # values are unchanged: float64 and float32); restore them before importing it.
-    for name, dtype in (("DOUBLE", np.float64), ("DTYPE", np.float32)):
-        if not hasattr(sk_tree, name):
-            setattr(sk_tree, name, dtype)
-    from diffprivlib.models import RandomForestClassifier
-
-    model = RandomForestClassifier(n_estimators=5 if quick else 20, epsilon=epsilon, max_depth=4 if quick else 8,
-                                   bounds=(np.zeros(x.shape[1]), np.ones(x.shape[1])), classes=list(range(classes)),
-                                   random_state=seed)
+    model = diffprivlib_models().RandomForestClassifier(
+        n_estimators=5 if quick else 20, epsilon=epsilon, max_depth=4 if quick else 8,
+        bounds=(np.zeros(x.shape[1]), np.ones(x.shape[1])), classes=list(range(classes)), random_state=seed)
     model.fit(x, y)
     return model.predict
 

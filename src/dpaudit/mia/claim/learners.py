@@ -82,6 +82,7 @@ def diffprivlib_models() -> Any:
 
     diffprivlib 0.6 imports two dtype constants that scikit-learn 1.9 no longer exports from
     ``sklearn.tree._tree`` (their values are unchanged: float64 and float32); they are restored first.
+    Also the import of experiment 6's DP forest (``experiments/unfairness/models.py``).
     """
     import sklearn.tree._tree as sk_tree
 
@@ -91,8 +92,8 @@ def diffprivlib_models() -> Any:
     try:
         import diffprivlib.models as models
     except ImportError as exc:
-        raise DataError(f"learner 'dp-logreg' needs diffprivlib, which is not installed ({exc}): "
-                        "pip install diffprivlib") from None
+        raise DataError(f"the dp-logreg learners need diffprivlib, which is not installed ({exc}): "
+                        'pip install diffprivlib (or "dpaudit[test]")') from None
     return models
 
 
