@@ -21,19 +21,22 @@ models; the models' shared randomness (one more overfitted model raises every re
 both groups alike and largely cancels in a difference.
 
 **Test of equality.** A permutation test of the group labels over records (Fisher 1935; Pitman 1937;
-Good, *Permutation Tests*, 2nd ed., 2000, §3): the statistic is the between-group sum of squares
-``S = Σ_g n_g (TPR_g − TPR)²`` (for two groups a monotone function of |gap|), recomputed after each of
-B random permutations of the labels, and ``p = (1 + #{S_b ≥ S})/(B + 1)``; the gap's own p-value
-permutes the range ``max_g TPR_g − min_g TPR_g`` the same way (so the choice of the two extreme groups
-is part of its null distribution). The null is **exchangeability of the records' per-record TPRs under
+Good, *Permutation Tests*, 2nd ed., 2000, §3) with a *studentized* statistic (Chung & Romano, "Exact
+and asymptotically robust permutation tests", Ann. Statist. 41, 2013): the heteroscedastic
+between-group statistic ``S = Σ_g w_g (TPR_g − m̃)²``, ``w_g = n_g/s_g²`` (``s_g²`` the variance of the
+group's per-record TPRs, ``m̃`` the w-weighted mean; for two groups Welch's t²), recomputed after each of
+B random permutations of the labels, and ``p = (1 + #{S_b ≥ S})/(B + 1)``. The null is **exchangeability of the records' per-record TPRs under
 relabelling**: given the vector of per-record TPRs, every assignment of the observed group sizes to
 the records is equally likely — true when the group of a record has nothing to do with its
 vulnerability (membership independent of the scores, or a signal whose strength does not depend on
 the group), whatever the dependence among records' TPRs through the shared models, ties and score
 shapes: the permutation acts on records and the models' randomness is common to all of them, so the
-joint law of (TPR_1 … TPR_N) is symmetric and the labels are independent of it. It is a test of equal
-*distributions* of per-record TPR across groups (the "strong" null), not of equal means alone; with
-groups of very unequal sizes and spreads it is exact for that null and approximate for the weaker one.
+joint law of (TPR_1 … TPR_N) is symmetric and the labels are independent of it. Under it the test is exact
+(any statistic); studentized, it is also asymptotically valid for the weaker null of equal *means*
+with unequal spreads and sizes (Chung & Romano 2013), where the unstudentized difference of means is
+not (Romano 1990). The gap's own p-value permutes the studentized difference of the groups of the
+largest and the smallest TPR, both re-chosen in every permutation, so the choice of the two extreme
+groups is part of its null distribution.
 Pairs are tested by permuting the labels among the two groups' records only. Several α are one claim:
 the smallest p-value times their number (Bonferroni) at most ``1 − level``
 (:attr:`dpaudit.mia.group_results.Disparity.claimed`). Validated on null and planted score matrices
@@ -137,37 +140,46 @@ def group_means(values: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndar
     return means.reshape((n_groups,) + values.shape[1:])
 
 
-def _statistics(means: np.ndarray, counts: np.ndarray, overall: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The between-group sum of squares ``Σ_g n_g (m_g − m)²`` and the range ``max_g m_g − min_g m_g`` of
-    group means (G, A) or (B, G, A), over the group axis."""
-    axis = means.ndim - 2
-    shape = (len(counts), 1) if means.ndim == 2 else (1, len(counts), 1)
-    between = (counts.reshape(shape) * (means - overall) ** 2).sum(axis=axis)
-    return between, means.max(axis=axis) - means.min(axis=axis)
+def _statistics(values: np.ndarray, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``values`` (N, A): the heteroscedastic between-group statistic
+    ``W = Σ_g w_g (m_g − m̃)²``, ``w_g = n_g/s_g²``, ``m̃ = Σ w_g m_g / Σ w_g``, and the studentized gap of
+    the extreme groups ``(m_hi − m_lo)/√(s²_hi/n_hi + s²_lo/n_lo)`` (hi, lo: the groups of the largest and
+    the smallest mean). ``s_g²``: the group's sample variance, floored at 1e-12 of the overall one (a
+    group of equal values)."""
+    counts = np.bincount(codes, minlength=n_groups)[:, None].astype(np.float64)
+    means = group_means(values, codes, n_groups)
+    var = np.maximum((group_means(values**2, codes, n_groups) - means**2) * counts / np.maximum(counts - 1, 1), 0.0)
+    var = np.maximum(var, 1e-12 * values.var(axis=0) + 1e-300)
+    w = counts / var
+    centre = (w * means).sum(axis=0) / w.sum(axis=0)
+    between = (w * (means - centre) ** 2).sum(axis=0)
+    hi, lo = means.argmax(axis=0), means.argmin(axis=0)
+    cols = np.arange(values.shape[1])
+    spread = (means[hi, cols] - means[lo, cols]) / np.sqrt(var[hi, cols] / counts[hi, 0] + var[lo, cols] / counts[lo, 0])
+    return between, spread
 
 
 def permutation_pvalues(values: np.ndarray, codes: np.ndarray, n_groups: int, n_permutations: int,
                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Permutation p-values (per column of ``values`` (N, A)) of the between-group sum of squares and of
-    the range of group means: ``(1 + #{T_b ≥ T})/(B + 1)`` over ``B = n_permutations`` relabellings
-    (module docstring). ``T_b ≥ T`` is read with a relative tolerance of 1e-9, so ties (identical sums
-    added in another order) count as at least as extreme, which keeps the test valid.
+    """Permutation p-values (per column of ``values`` (N, A)) of the two statistics of :func:`_statistics`:
+    ``(1 + #{T_b ≥ T})/(B + 1)`` over ``B = n_permutations`` relabellings (module docstring). ``T_b ≥ T``
+    is read with a relative tolerance of 1e-9, so ties (identical sums added in another order) count as
+    at least as extreme, which keeps the test valid.
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> p, _ = permutation_pvalues(np.r_[np.zeros(30), np.ones(30)][:, None], np.repeat([0, 1], 30), 2, 199, rng)
+    >>> tpr = np.r_[np.linspace(0, 0.5, 30), np.linspace(0.5, 1, 30)][:, None]
+    >>> p, _ = permutation_pvalues(tpr, np.repeat([0, 1], 30), 2, 199, rng)
     >>> float(p[0])
     0.005
     """
-    counts = np.bincount(codes, minlength=n_groups)
-    overall = values.mean(axis=0)
-    between, spread = _statistics(group_means(values, codes, n_groups), counts, overall)
+    between, spread = _statistics(values, codes, n_groups)
     hits_between, hits_spread = np.ones(values.shape[1]), np.ones(values.shape[1])
     for _ in range(n_permutations):
-        b, r = _statistics(group_means(values, rng.permutation(codes), n_groups), counts, overall)
-        hits_between += b >= between * (1 - 1e-9) - 1e-300
-        hits_spread += r >= spread * (1 - 1e-9) - 1e-300
+        b, r = _statistics(values, rng.permutation(codes), n_groups)
+        hits_between += b >= between * (1 - 1e-9)
+        hits_spread += r >= spread * (1 - 1e-9)
     return hits_between / (n_permutations + 1), hits_spread / (n_permutations + 1)
 
 
