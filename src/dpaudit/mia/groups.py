@@ -140,22 +140,22 @@ def group_means(values: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndar
     return means.reshape((n_groups,) + values.shape[1:])
 
 
-def _statistics(values: np.ndarray, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per column of ``values`` (N, A): the heteroscedastic between-group statistic
-    ``W = Σ_g w_g (m_g − m̃)²``, ``w_g = n_g/s_g²``, ``m̃ = Σ w_g m_g / Σ w_g``, and the studentized gap of
-    the extreme groups ``(m_hi − m_lo)/√(s²_hi/n_hi + s²_lo/n_lo)`` (hi, lo: the groups of the largest and
-    the smallest mean). ``s_g²``: the group's sample variance, floored at 1e-12 of the overall one (a
-    group of equal values)."""
-    counts = np.bincount(codes, minlength=n_groups)[:, None].astype(np.float64)
-    means = group_means(values, codes, n_groups)
-    var = np.maximum((group_means(values**2, codes, n_groups) - means**2) * counts / np.maximum(counts - 1, 1), 0.0)
-    var = np.maximum(var, 1e-12 * values.var(axis=0) + 1e-300)
-    w = counts / var
+def _statistics(sums: np.ndarray, counts: np.ndarray, floor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per α, from each group's sums of the per-record TPRs and of their squares (``sums``: (G, 2A)): the
+    heteroscedastic between-group statistic ``W = Σ_g w_g (m_g − m̃)²``, ``w_g = n_g/s_g²``,
+    ``m̃ = Σ w_g m_g / Σ w_g``, and the studentized gap of the extreme groups
+    ``(m_hi − m_lo)/√(s²_hi/n_hi + s²_lo/n_lo)`` (hi, lo: the groups of the largest and the smallest mean).
+    ``s_g²``: the group's sample variance, at least ``floor`` (a group of equal values)."""
+    a = sums.shape[1] // 2
+    n = counts[:, None]
+    means = sums[:, :a] / n
+    var = np.maximum((sums[:, a:] - n * means**2) / np.maximum(n - 1, 1), floor)
+    w = n / var
     centre = (w * means).sum(axis=0) / w.sum(axis=0)
     between = (w * (means - centre) ** 2).sum(axis=0)
     hi, lo = means.argmax(axis=0), means.argmin(axis=0)
-    cols = np.arange(values.shape[1])
-    spread = (means[hi, cols] - means[lo, cols]) / np.sqrt(var[hi, cols] / counts[hi, 0] + var[lo, cols] / counts[lo, 0])
+    cols = np.arange(a)
+    spread = (means[hi, cols] - means[lo, cols]) / np.sqrt(var[hi, cols] / counts[hi] + var[lo, cols] / counts[lo])
     return between, spread
 
 
@@ -164,7 +164,9 @@ def permutation_pvalues(values: np.ndarray, codes: np.ndarray, n_groups: int, n_
     """Permutation p-values (per column of ``values`` (N, A)) of the two statistics of :func:`_statistics`:
     ``(1 + #{T_b ≥ T})/(B + 1)`` over ``B = n_permutations`` relabellings (module docstring). ``T_b ≥ T``
     is read with a relative tolerance of 1e-9, so ties (identical sums added in another order) count as
-    at least as extreme, which keeps the test valid.
+    at least as extreme, which keeps the test valid. A relabelling with the group sizes fixed is a
+    permutation of the records against labels sorted by group, so each one gathers the records in a
+    random order and sums consecutive runs of the group sizes.
 
     Examples
     --------
@@ -174,10 +176,15 @@ def permutation_pvalues(values: np.ndarray, codes: np.ndarray, n_groups: int, n_
     >>> float(p[0])
     0.005
     """
-    between, spread = _statistics(values, codes, n_groups)
+    both = np.hstack([values, values * values])
+    counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
+    starts = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+    floor = 1e-12 * values.var(axis=0) + 1e-300  # a group of equal values: its variance, not 0
+    between, spread = _statistics(np.add.reduceat(both[np.argsort(codes, kind="stable")], starts, axis=0), counts,
+                                  floor)
     hits_between, hits_spread = np.ones(values.shape[1]), np.ones(values.shape[1])
     for _ in range(n_permutations):
-        b, r = _statistics(values, rng.permutation(codes), n_groups)
+        b, r = _statistics(np.add.reduceat(both[rng.permutation(len(codes))], starts, axis=0), counts, floor)
         hits_between += b >= between * (1 - 1e-9)
         hits_spread += r >= spread * (1 - 1e-9)
     return hits_between / (n_permutations + 1), hits_spread / (n_permutations + 1)
