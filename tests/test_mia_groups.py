@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 
@@ -205,6 +206,9 @@ def test_planted_shift_of_one_groups_in_scores_is_found_by_evaluate() -> None:
     assert again.disparity == d
     text = str(report)
     assert d.answer in text and "gap b − a" in text
+    page = report._repr_html_()
+    assert 'id="disparity"' in page and "Membership risk by group" in page and "gap: b − a" in page
+    assert html.escape(d.answer, quote=True) in page
     null = evaluate(scores, fpr=(ALPHA,), n_boot=0, by=labels).disparity
     assert null is not None and not null.claimed and null.answer.startswith("no difference in membership risk")
 
