@@ -36,7 +36,8 @@ def docs() -> dict[str, dict]:
     kw = {"schema": schema, "measures": ["tvd", "tc", "repair"]}
     exact = audit(frame, ["s ⊥ y", "s ⊥ y | g"], exact=True, **kw)
     dp = audit(frame, ["s ⊥ y", "s ⊥ y | g"], epsilon=1.0, **kw)
-    mia = evaluate(gaussian_scores(16, 200, seed=1).to_scoreset(), fpr=(0.1, 0.01), n_boot=20, seed=1)
+    mia = evaluate(gaussian_scores(16, 200, seed=1).to_scoreset(), fpr=(0.1, 0.01), n_boot=20, seed=1,
+                   by=["a", "b"] * 100)
     return {name: json.loads(render_json(r)) for name, r in (("exact", exact), ("dp", dp), ("mia", mia))}
 
 
@@ -93,6 +94,10 @@ REFUSED = {
     "baseline not numbers": ("exact", ("measures", "tvd", "baseline", 0, "mi_bits"), None,
                              "measures.tvd.baseline[0].mi_bits"),
     "n_models zero": ("mia", ("n_models",), 0, "n_models"),
+    "group tpr above 1": ("mia", ("disparity", "rows", 0, "groups", 0, "tpr"), 1.5, "disparity.rows[0].groups[0].tpr"),
+    "group rule unknown": ("mia", ("disparity", "rows", 0, "rule"), "naive", "disparity.rows[0].rule"),
+    "no groups": ("mia", ("disparity", "rows", 0, "groups"), [], "disparity.rows[0].groups"),
+    "gap p missing": ("mia", ("disparity", "rows", 1, "gap", "p_value"), DELETE, "disparity.rows[1].gap.p_value"),
     "alpha of 1": ("mia", ("alphas", 0), 1, "alphas[0]"),
     "tpr above 1": ("mia", ("results", 0, "pp_t", "tpr"), 1.5, "results[0].pp_t.tpr"),
     "unknown rule": ("mia", ("results", 0, "best"), {"estimable": False, "reason": "x"}, "results[0].best"),

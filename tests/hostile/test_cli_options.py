@@ -160,6 +160,8 @@ CASES = [
     (["mia", "evaluate", "{scores}", "--fpc=yes"], "Option '--fpc' does not take a value"),
     (["mia", "evaluate", "{scores}", "--strict=1"], "Option '--strict' does not take a value"),
     (["mia", "evaluate", "{scores}", "--fpc", "yes"], "unexpected extra argument(s) (yes)"),
+    (["mia", "evaluate", "{scores}", "--by", "sex"], "--by sex: these scores do not say which rows of which data"),
+    (["mia", "evaluate", "{scores}", "--by"], "Option '--by' requires an argument"),
     # -- mia train
     (["mia", "train", "{tmp}/run", "--models", "7", "--pool", "100"], WHOLE.format(name="n_models", bounds=TRAIN_M,
                                                                                    value=7)),

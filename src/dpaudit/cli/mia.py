@@ -70,6 +70,9 @@ def mia_evaluate(
                                help="The attack whose statistic the naive rule pools and whose signal the calibrated "
                                     "rules use: " + ", ".join(f"{name} ({title})" for name, title in ATTACK_TITLES.items())
                                     + "."),
+    by: str | None = typer.Option(None, "--by", metavar="COLUMN", help="Disparate vulnerability: every group's "
+                                  "mean per-record TPR in COLUMN of the run's data (a run directory of `mia train`), "
+                                  "the gap between groups with its interval and a permutation test of equality."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Path | None = typer.Option(
         None, "--html", metavar="FILE", help="Also write the report to FILE: one self-contained HTML page (ROC "
@@ -92,7 +95,8 @@ def mia_evaluate(
     else:
         scores = ScoreSet.load(file)
     report = evaluate(scores, attack=attack, fpr=_alphas(fpr), threshold_kind=threshold, fpc=fpc,
-                      n_boot=n_boot, strict=strict, seed=0 if seed is None else seed, sign=sign, references=references)
+                      n_boot=n_boot, strict=strict, seed=0 if seed is None else seed, sign=sign, references=references,
+                      by=by)
     saves.render(report)  # before anything is printed: a failure leaves no half-done output
     if as_json:
         write_json(report, None)

@@ -68,6 +68,8 @@ from dpaudit.mia.calibrate import (
 from dpaudit.mia.curves import CURVE_POINTS, CURVE_TARGETS, CurveSample, fpr_histogram, naive_curve, parametric_curve
 from dpaudit.mia.designs import poisson_inclusion
 from dpaudit.mia.fits import LooFitter, RecordMoments, record_moments
+from dpaudit.mia.group_labels import record_groups
+from dpaudit.mia.groups import PerRecordTPR, disparity
 from dpaudit.mia.metrics import DEFAULT_LEVEL, DEFAULT_N_BOOT, Bootstrap
 from dpaudit.mia.metrics._inputs import check_level
 from dpaudit.mia.metrics.epsilon import check_delta
@@ -135,6 +137,7 @@ def evaluate(
     seed: int = 0,
     sign: str = DEFAULT_SIGN,
     references: str = DEFAULT_REFERENCES,
+    by: object = None,
 ) -> MiaReport:
     """Membership-inference vulnerability of a ScoreSet at low FPR, computed reliably.
 
@@ -180,6 +183,12 @@ def evaluate(
         (location, scale, sign, LiRA's ratio) depends on the target's own membership under the null
         and the naive, PP-N(0,1) and PP-t rules report TPR = FPR on data without signal, whatever the
         score distribution; ``"loo"``: plain leave-one-out (the LiRA code; the MIA paper).
+    by : str or sequence, optional
+        Disparate vulnerability (:mod:`dpaudit.mia.groups`): a protected column of the run's data
+        (:mod:`dpaudit.mia.group_labels`) or one group label per record; the report's ``disparity``
+        gives every group's mean per-record TPR (the same per-record estimates as the whole run's
+        ``per_record_empirical``, else ``per_record_parametric``), the gaps with intervals (``n_boot``
+        replicates) and a permutation test of equality (seeded by ``seed``).
 
     Returns
     -------
@@ -234,6 +243,7 @@ def evaluate(
     sign = one_of("sign", sign, SIGNS)
     level = check_level(level)
     delta = check_delta(delta)
+    groups = None if by is None else record_groups(scores, by)  # before the work: a bad column costs nothing
     keep = np.asarray(scores.keep)
     n_models, n_records = keep.shape
     design_factor, fpc_n, fpc_source = design_fpc(scores)
@@ -305,7 +315,12 @@ def evaluate(
               **curve.curves(n_out, balanced=balanced),
               "per_record_parametric": parametric_curve(moments, fpc_value, n_neg)}
     histograms = tuple(fpr_histogram(a, tally.rec_fpr[j], int(c_out.min())) for j, a in enumerate(alphas))
-    return MiaReport(n_models, n_records, alphas, rows_out, options, diagnostics, curves, histograms)
+    found = None if groups is None else disparity(
+        [PerRecordTPR(a, "per_record_empirical", tally.emp_tpr[j]) if not plan.reasons[j] else
+         PerRecordTPR(a, "per_record_parametric", np.asarray(parametric[j]), bool(row.rules["per_record_parametric"].valid),
+                      row.rules["per_record_parametric"].warning) for j, (a, row) in enumerate(zip(alphas, rows_out))],
+        groups, level=level, n_boot=n_boot, seed=seed)
+    return MiaReport(n_models, n_records, alphas, rows_out, options, diagnostics, curves, histograms, found)
 
 
 def fpc_choice(scores: ScoreSet, fpc: bool | None) -> tuple[bool, str]:

@@ -46,6 +46,7 @@ from dpaudit._fields import (
 from dpaudit._views import render_view
 from dpaudit.mia._defaults import SIGNS, THRESHOLD_KINDS
 from dpaudit.mia.findings import RULES, Verdict, VulnerableRecords
+from dpaudit.mia.group_results import Disparity
 
 __all__ = ["RuleResult", "FprSpread", "AlphaResult", "Curve", "Histogram", "MiaReport"]
 
@@ -286,7 +287,9 @@ class MiaReport:
     """Result of :func:`~dpaudit.mia.evaluate.evaluate`; ``str()`` prints a table, :meth:`to_dict` exports
     JSON and :meth:`from_dict` reads it back. ``alphas[i]`` maps to ``rows[i]``; ``curves`` (rule →
     :class:`Curve`) and ``fpr_histograms`` (one per α) feed the figures of the HTML report and are None
-    when a saved document predates them. ``_repr_html_`` shows the report in a notebook."""
+    when a saved document predates them; ``disparity`` (:class:`~dpaudit.mia.group_results.Disparity`) the
+    membership risk by group of a protected column when asked (``evaluate(..., by=...)``), else None.
+    ``_repr_html_`` shows the report in a notebook."""
 
     n_models: Annotated[int, Whole(minimum=1)]
     n_records: Annotated[int, Whole(minimum=1)]
@@ -296,6 +299,7 @@ class MiaReport:
     diagnostics: Annotated[dict[str, Any], _DIAGNOSTICS, REQUIRED] = field(default_factory=dict)
     curves: Annotated[Mapping[str, Curve], Keys(RULES)] | None = None
     fpr_histograms: tuple[Histogram, ...] | None = None
+    disparity: Disparity | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -307,6 +311,7 @@ class MiaReport:
             "diagnostics": self.diagnostics,
             **({} if self.curves is None else {"curves": {k: c.to_dict() for k, c in self.curves.items()}}),
             **({} if self.fpr_histograms is None else {"fpr_histograms": [h.to_dict() for h in self.fpr_histograms]}),
+            **({} if self.disparity is None else {"disparity": self.disparity.to_dict()}),
         }
 
     @classmethod

@@ -7,6 +7,9 @@ Sections, in reading order:
    headline, the verdict's TPR (the page's first value) with its interval and a one-line reading
    (chance = the FPR, at most 1; ε ≥ 0 = no evidence), FPC on/off, and the normality and saturation
    diagnostics in one line each;
+   **Membership risk by COLUMN** (with ``--by``) — the disparate-vulnerability answer line, then per α
+   every group's mean per-record TPR with its interval, the gaps and the permutation tests
+   (:mod:`dpaudit.report._html_groups`);
 2. **ROC curves** — log–log, "false positive rate" against "true positive rate": the naive
    concatenation, PP normal and PP t, and the mean per-record (parametric) curve, the chance diagonal,
    and every rule's operating point at each α (the numbers of the tables) as markers;
@@ -48,6 +51,7 @@ from dpaudit.report._html import (
     section,
     table,
 )
+from dpaudit.report._html_groups import disparity_section
 from dpaudit.report._html_mia_summary import level_label, rule_label, summary_section, vulnerable_section
 
 __all__ = ["render_mia", "render_mia_fragment", "mia_sections", "RULE_MEANING", "CURVES_MISSING"]
@@ -108,8 +112,9 @@ def render_mia_fragment(report: MiaReport) -> str:
 
 def mia_sections(report: MiaReport) -> list[str]:
     """The page's sections, in reading order (module docstring)."""
-    return [summary_section(report), _roc(report), _tables(report), vulnerable_section(report), _meanings(report),
-            _spread(report), _diagnostics(report), _configuration(report)]
+    groups = [] if report.disparity is None else [disparity_section(report.disparity)]
+    return [summary_section(report), *groups, _roc(report), _tables(report), vulnerable_section(report),
+            _meanings(report), _spread(report), _diagnostics(report), _configuration(report)]
 
 
 def _headline(report: MiaReport) -> tuple[str, str]:

@@ -179,6 +179,10 @@ def render_mia(report: MiaReport) -> str:
         if row.verdict is not None:
             lines.append(f"  verdict at α = {alpha:g}: {row.verdict.text}")
             lines += [f"      {n}" for n in row.verdict.notes]
+    if report.disparity is not None:
+        from dpaudit.report.text_groups import disparity_lines
+
+        lines += ["", *disparity_lines(report.disparity)]
     lines += ["", f"  {'α':>8} {'rule':<21} {'TPR':>9} {f'{level:.0%} CI':>21} {'real. FPR':>10} "
                   f"{f'ε ≥ ({level:.0%})':>9}"]
     invalid = False

@@ -40,7 +40,7 @@ import numpy as np
 from dpaudit._errors import DataError, DPAuditError
 from dpaudit._io import plain
 
-__all__ = ["TrainingData", "registered", "from_data", "from_file", "from_frame", "sha256", "MAX_ABS_FEATURE"]
+__all__ = ["TrainingData", "registered", "from_data", "from_file", "from_frame", "read_frame", "sha256", "MAX_ABS_FEATURE"]
 
 #: The largest magnitude of a numeric feature: standardising a column sums the squares of its n
 #: deviations (each ≤ 2·1e100), which stays below float64's 1.8e308 for any n < 4e107 rows.
@@ -318,6 +318,12 @@ def _refuse_empty_or_repeated(frame: Any, where: str) -> None:
     duplicated = frame.columns[frame.columns.duplicated()].tolist()
     if duplicated:
         raise DataError(f"{where}: duplicate column names {duplicated}; rename them")
+
+
+def read_frame(path: str | os.PathLike[str], schema: Any = None) -> Any:
+    """The rows of a CSV or Parquet file as :func:`from_file` reads them (its refusals), before any check of
+    features or label (a declared categorical column read as text)."""
+    return _read(Path(path), _schema(schema))
 
 
 def _read(path: Path, schema: Any) -> Any:
