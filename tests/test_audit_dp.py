@@ -269,3 +269,40 @@ def test_parallel_fits_give_the_same_result_as_sequential_ones(adult):
     one = _audit(adult, models=2, m=50, n_jobs=1)
     two = _audit(adult, models=2, m=50, n_jobs=2)
     assert json.dumps(one.to_dict()) == json.dumps(two.to_dict())
+
+
+# -- the design's power: orthogonal canaries, a small base set, and a report that says when it is blind ---------
+
+
+def test_base_rows_draws_the_base_set_and_orthogonal_canaries_come_from_it(adult):
+    from dpaudit.mia.claim.audit import base_sample
+
+    td, schema = load_data(adult[0], label="income", schema=adult[1])
+    X = unit_features(td.frame, td.categorical + td.numeric, schema)
+    y = td.labels()
+    c, keep, masks = design(X, y, "orthogonal", 100, 2, 0, base_rows=60)
+    rows = base_sample(len(y), 60, 0)
+    assert keep.sum() == 60 and np.array_equal(np.flatnonzero(keep), rows)
+    assert np.array_equal(rows, base_sample(len(y), 60, 0)) and not np.array_equal(rows, base_sample(len(y), 60, 1))
+    # 60 rows span at most 60 of the 220 directions: the first 100 canaries are orthogonal to every base row
+    assert np.abs(X[keep] @ c.X.T).max() < 1e-9
+    assert masks.shape == (2, 100)
+    assert np.array_equal(base_sample(10, None, 0), np.arange(10)) and np.array_equal(base_sample(10, 50, 0), np.arange(10))
+
+
+def test_orthogonal_canaries_on_a_small_base_set_expose_non_private_logreg_and_not_dp_logreg(adult):
+    """The audit can come out either way on the same design: non-private logistic regression violates the
+    claim ε = 1; diffprivlib's ε = 1 logistic regression stays consistent, and its report is not 'blind'."""
+    r = _audit(adult, canaries="orthogonal", m=100, base_rows=100, contrast=True)
+    assert r.base_rows == 100 and not r.verdict.violated
+    assert max(b.epsilon for b in r.contrast_bounds.values()) > 1.0  # logreg: measured 1.5-2.5 on Adult
+    assert not r.blind and "cannot tell" not in r.headline()
+    np_ = _audit(adult, learner="logreg", canaries="orthogonal", m=100, base_rows=100)
+    assert np_.verdict.violated and np_.headline().startswith("claim violated")
+
+
+def test_a_design_that_cannot_see_a_non_private_model_says_so(adult):
+    r = _audit(adult, canaries="mislabelled", contrast=True)  # logreg on mislabelled canaries: bound ≈ 0
+    assert not r.verdict.violated and r.blind
+    assert "cannot tell" in r.headline() and "orthogonal" in r.headline()
+    assert r.to_dict()["base_rows"] == 2000 - 200

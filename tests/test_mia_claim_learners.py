@@ -48,7 +48,7 @@ def test_dp_logreg_is_diffprivlib_at_the_claimed_epsilon_and_seeded():
     X, y = data()
     build = LEARNERS["dp-logreg"].build
     a, b, c = build(2.0, 1e-5, 7), build(2.0, 1e-5, 7), build(2.0, 1e-5, 8)
-    assert a.epsilon == 2.0 and a.data_norm == 1.0
+    assert a.epsilon == 2.0 and a.data_norm == pytest.approx(2 ** 0.5)  # rows ≤ 1 plus the constant feature 1
     assert LEARNERS["dp-logreg-10x"].build(2.0, 1e-5, 7).epsilon == 20.0
     for clf in (a, b, c):
         clf.fit(X, y)
@@ -88,3 +88,32 @@ def test_a_factory_is_called_with_epsilon_and_delta(monkeypatch):
 def test_an_unknown_name_lists_the_learners():
     with pytest.raises(DataError, match="dp-logreg"):
         resolve_learner("dp-forest")
+
+
+@pytest.mark.filterwarnings("ignore:scipy.optimize:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_dp_logreg_penalises_its_intercept_so_the_perturbed_objective_has_a_minimiser():
+    """diffprivlib's own fit_intercept=True leaves the intercept out of the L2 penalty while its noise
+    term includes it: on few rows and many features L-BFGS runs off to an intercept near 1e18. dp-logreg
+    appends a constant feature instead (data_norm √2), so every fit stays finite and moderate."""
+    from dpaudit.mia.claim.learners import LEARNERS, diffprivlib_models, with_constant
+
+    diffprivlib_models()  # makes diffprivlib importable with this scikit-learn
+    from diffprivlib.models.logistic_regression import _logistic_regression_path as path
+
+    rng = np.random.default_rng(3)
+    X = rng.random((100, 220))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = rng.integers(0, 2, 100)
+    ours, theirs = [], []
+    for state in range(8):
+        m = LEARNERS["dp-logreg"].build(1.0, 0.0, state).fit(X, y)
+        ours.append(np.abs(m.decision_function(X)).max())
+        assert m.coef_.shape == (1, 221) and np.isfinite(m.coef_).all()
+        p = m.predict_proba(X[:3])
+        np.testing.assert_allclose(p[:, 1], 1 / (1 + np.exp(-m.decision_function(X[:3]))), rtol=1e-9, atol=1e-300)
+        coefs = path(X, y, epsilon=1.0, data_norm=1.0, Cs=[1.0], fit_intercept=True, random_state=state)[0]
+        theirs.append(abs(coefs[0][-1]))  # diffprivlib's own intercept handling
+    assert max(ours) < 1e4, ours
+    assert max(theirs) > 1e6, theirs  # the failure this guards against (measured on this data)
+    np.testing.assert_array_equal(with_constant(X[:2])[:, -1], [1.0, 1.0])

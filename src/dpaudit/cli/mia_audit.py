@@ -80,7 +80,7 @@ def mia_audit_dp(
                                 "…) or package.module:factory, factory(epsilon, delta) returning a classifier."),
     epsilon: float = typer.Option(..., "--epsilon", help="The claimed ε."),
     delta: float = typer.Option(DEFAULT_DP_DELTA, "--delta", help="The claimed δ."),
-    canaries: str = typer.Option(DEFAULT_CANARY_KIND, "--canaries", metavar="mislabelled|ood|vulnerable",
+    canaries: str = typer.Option(DEFAULT_CANARY_KIND, "--canaries", metavar="mislabelled|ood|orthogonal|vulnerable",
                                  help="The canaries (vulnerable: needs --vulnerability)."),
     m: int = typer.Option(DEFAULT_CANARY_COUNT, "-m", "--canary-count", help="Number of canaries m, each in with "
                           "probability 1/2."),
@@ -88,6 +88,8 @@ def mia_audit_dp(
     seed: int = typer.Option(0, "--seed", help="Seed of every draw and fit (a re-run is bit-identical)."),
     level: float = typer.Option(DEFAULT_AUDIT_LEVEL, "--level", help="Confidence of the verdict."),
     no_contrast: bool = typer.Option(False, "--no-contrast", help="Skip the non-private counterpart."),
+    base_rows: int | None = typer.Option(None, "--base-rows", metavar="N", help="Train on N rows of the data "
+                                         "(drawn with --seed) instead of all: more room for the canaries."),
     vulnerability: Path | None = typer.Option(None, "--vulnerability", metavar="FILE", help="Per-record "
                                               "vulnerabilities (.npy, or CSV column 'vulnerability'; docs/mia.md)."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel model fits (joblib; default 1)."),
@@ -106,7 +108,7 @@ def mia_audit_dp(
         v = read_vulnerability(vulnerability, len(td.frame))
     result = audit_dp(data, label=label, positive=positive, schema=schema_file, epsilon=epsilon, delta=delta,
                       learner=learner, canaries=canaries, m=m, models=models, seed=seed, level=level,
-                      contrast=not no_contrast, vulnerability=v, n_jobs=jobs)
+                      contrast=not no_contrast, vulnerability=v, base_rows=base_rows, n_jobs=jobs)
     saves.render(result)
     typer.echo(str(result))
     saves.write(of="DP-claim audit")

@@ -27,7 +27,7 @@ def _headline(r: DPClaimAudit) -> tuple[str, str]:
 
 def claim_sections(r: DPClaimAudit) -> list[str]:
     """The page's sections, in reading order."""
-    verdict = section("Verdict", note(r.headline(), "warn" if r.verdict.violated else "ok"), anchor="verdict")
+    verdict = section("Verdict", note(r.headline(), "warn" if r.verdict.violated or r.blind else "ok"), anchor="verdict")
     rows = [(name, eps, conf, g, t, how) for name, eps, conf, g, t, how in bound_rows(r.bounds)]
     bounds = section("ε lower bounds", table(BOUND_COLUMNS, rows), anchor="bounds")
     contrast_rows = bound_rows(r.contrast_bounds) if r.contrast_bounds is not None else []
@@ -35,7 +35,7 @@ def claim_sections(r: DPClaimAudit) -> list[str]:
                        + (table(BOUND_COLUMNS, contrast_rows) if contrast_rows else ""), anchor="contrast")
     config = section("What was audited", key_values([
         ("learner", r.learner), ("description", r.learner_description), ("claims DP", r.private),
-        ("claimed ε", r.claimed_epsilon), ("δ", r.delta), ("data", r.data), ("records", r.n_records),
+        ("claimed ε", r.claimed_epsilon), ("δ", r.delta), ("data", r.data), ("records", r.n_records), ("base set", r.base_rows),
         ("features", r.n_features), ("canaries", f"{r.m:,} {r.canaries}: {r.canary_description}"),
         ("models M", r.models), ("canaries included (model 0)", r.included[0]), ("level", r.level),
         ("seed", r.seed), *((k, v) for k, v in r.versions.items())]) + f"<p>{esc(_METHODS)}</p>", anchor="audited")

@@ -40,7 +40,8 @@ def render_claim(result: DPClaimAudit) -> str:
              f"dpaudit mia audit-dp — {r.learner}: {r.learner_description}",
              f"  claim: ε = {r.claimed_epsilon:g}, δ = {r.delta:g}"
              + ("" if r.private else "  (the learner is not private: audited as if it claimed this)"),
-             f"  data: {r.data}, {r.n_records:,} records, {r.n_features} features (unit ball, declared schema)",
+             f"  data: {r.data}, {r.n_records:,} records, {r.n_features} features (unit ball, declared schema)"
+             + ("" if r.base_rows is None or r.base_rows == r.n_records else f"; base set {r.base_rows:,} records"),
              f"  canaries: {r.m:,} {r.canaries} ({r.canary_description}); each in with probability 1/2",
              f"  {models}, seed {r.seed}; canaries included: "
              + ", ".join(str(n) for n in r.included[:8]) + (", …" if len(r.included) > 8 else ""),

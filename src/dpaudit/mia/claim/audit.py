@@ -116,14 +116,30 @@ def load_data(data: Any, *, label: Any = None, positive: Any = None, schema: Any
     return from_data(data, label=label, positive=positive, schema=schema), schema
 
 
+def base_sample(n: int, base_rows: int | None, seed: int) -> np.ndarray:
+    """The rows of the base set: all ``n``, or ``base_rows`` of them drawn without replacement with seed
+    ``design_seed(seed, 2)`` (sorted). A DP claim holds for every data set, so an auditor may train on few
+    rows: the fewer the base rows, the more room the canaries have (``"orthogonal"`` ones above all)."""
+    if base_rows is None or base_rows >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(design_seed(seed, 2)).choice(n, size=base_rows, replace=False))
+
+
 def design(X: np.ndarray, y: np.ndarray, kind: str, m: int, models: int, seed: int,
-           vulnerability: np.ndarray | None = None) -> tuple[Any, np.ndarray, np.ndarray]:
-    """The audit's design: the canaries, the base rows (every row but the canaries' sources: in every
-    model) and the inclusion masks (M, m), model j's drawn with seed ``design_seed(seed, 1, j)``."""
+           vulnerability: np.ndarray | None = None, base_rows: int | None = None
+           ) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The audit's design: the canaries, the base rows (every row — or ``base_rows`` drawn rows — but the
+    canaries' sources: in every model) and the inclusion masks (M, m), model j's drawn with seed
+    ``design_seed(seed, 1, j)``. ``"orthogonal"`` canaries are the base rows' least-variance directions."""
     from dpaudit.mia.claim.canaries import choose_canaries, include
 
-    c = choose_canaries(X, y, kind, m, seed=design_seed(seed, 0), vulnerability=vulnerability)
-    keep = np.ones(len(y), dtype=bool)
+    rows = base_sample(len(y), base_rows, seed)
+    if kind == "orthogonal":
+        c = choose_canaries(X[rows], y[rows], kind, m, seed=design_seed(seed, 0))
+    else:
+        c = choose_canaries(X, y, kind, m, seed=design_seed(seed, 0), vulnerability=vulnerability)
+    keep = np.zeros(len(y), dtype=bool)
+    keep[rows] = True
     if c.source_rows is not None:
         keep[np.asarray(c.source_rows, dtype=np.int64)] = False
     masks = np.vstack([include(m, seed=design_seed(seed, 1, j)) for j in range(models)])
@@ -247,7 +263,7 @@ def run_versions() -> dict[str, str]:
 def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEFAULT_DP_DELTA,
              learner: str = DEFAULT_DP_LEARNER, canaries: str = DEFAULT_CANARY_KIND, m: int = DEFAULT_CANARIES,
              models: int = 1, seed: int = 0, level: float = DEFAULT_AUDIT_LEVEL, positive: Any = None, schema: Any = None, contrast: bool | str = True,
-             vulnerability: Any = None, n_jobs: int | None = None) -> DPClaimAudit:
+             vulnerability: Any = None, base_rows: int | None = None, n_jobs: int | None = None) -> DPClaimAudit:
     """Audit the claim "``learner`` at (``epsilon``, ``delta``) is (ε, δ)-DP" (module docstring).
 
     Parameters
@@ -269,6 +285,9 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
         Confidence of the verdict (each of its k bounds at 1 − (1 − level)/k).
     contrast : bool or str
         True: the non-private counterpart of a built-in ``dp-*`` learner; a name: that learner; False: none.
+        When its bounds are ≤ the claim too, the answer says the design could not tell a non-private model.
+    base_rows : int, optional
+        Train on this many rows of the data (drawn with the seed) instead of all of them.
     n_jobs : int, optional
         joblib workers for the model fits (default 1).
 
@@ -291,6 +310,8 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
     seed = whole_number("seed", seed, minimum=0, error=DataError)
     if n_jobs is not None:
         n_jobs = _check_n_jobs(n_jobs)
+    if base_rows is not None:
+        base_rows = whole_number("base_rows", base_rows, minimum=1, error=DataError)
     canaries = one_of("canaries", canaries, CANARY_KINDS, error=DataError)
     if (canaries == "vulnerable") != (vulnerability is not None):
         raise DataError("canaries 'vulnerable' are the records of highest vulnerability: give vulnerability (one "
@@ -304,7 +325,7 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
         raise DataError(f"m = {m:,} canaries from {len(y):,} records leaves no base set; use fewer canaries")
     if vulnerability is not None:
         vulnerability = np.asarray(vulnerability, dtype=np.float64)
-    c, keep, masks = design(X, y, canaries, m, models, seed, vulnerability)
+    c, keep, masks = design(X, y, canaries, m, models, seed, vulnerability, base_rows)
     base = (X[keep], y[keep])
     k = len(ONE_RUN_BOUNDS) + (models > 1)
     per_bound = 1.0 - (1.0 - level) / k
@@ -318,6 +339,7 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
     return DPClaimAudit(
         claimed_epsilon=eps, delta=dlt, learner=chosen.name, learner_description=chosen.description,
         private=bool(chosen.private), data=td.name, n_records=int(len(y)), n_features=int(X.shape[1]),
+        base_rows=int(keep.sum()),
         canaries=c.kind, canary_description=c.description, m=m, models=models, level=level, seed=seed,
         bounds=bounds, verdict=audit_verdict(eps, bounds), included=tuple(int(r.sum()) for r in masks),
         multi_run_canary=which, contrast_learner=None if other is None else other.name,

@@ -58,6 +58,8 @@ class DPClaimAudit:
     multi_run_canary : int or None
         The canary whose multi-run bound is reported (the largest over the m canaries, each at the
         Bonferroni level), None without a multi-run bound.
+    base_rows : int or None
+        Records of the data in every training set (the base set).
     contrast_learner : str or None
         The non-private counterpart trained on the same design, if any.
     contrast_bounds : dict of str to DPAuditBound or None
@@ -84,6 +86,7 @@ class DPClaimAudit:
     verdict: AuditVerdict
     included: tuple[int, ...]
     multi_run_canary: int | None = None
+    base_rows: int | None = None
     contrast_learner: str | None = None
     contrast_bounds: dict[str, DPAuditBound] | None = None
     versions: dict[str, str] = field(default_factory=dict)
@@ -95,7 +98,20 @@ class DPClaimAudit:
         where = f"({v.method}, {v.confidence:.0%})"
         if v.violated:
             return f"claim violated: ε ≥ {v.epsilon:.3g} > claimed ε = {v.claimed_epsilon:g} {where}"
-        return f"claim consistent: the strongest bound ε ≥ {v.epsilon:.3g} {where} ≤ claimed ε = {v.claimed_epsilon:g}"
+        line = f"claim consistent: the strongest bound ε ≥ {v.epsilon:.3g} {where} ≤ claimed ε = {v.claimed_epsilon:g}"
+        if self.blind:
+            top = max(b.epsilon for b in (self.contrast_bounds or {}).values())
+            line += (f"; but this design cannot tell: the non-private {self.contrast_learner} scores only ε ≥ {top:.3g} "
+                     "here too (try --canaries orthogonal, fewer --base-rows or more canaries)")
+        return line
+
+    @property
+    def blind(self) -> bool:
+        """True when a non-private contrast was trained and none of its bounds exceeds the claim: the audit could
+        not have caught a violation of this size, so "consistent" is no evidence of privacy."""
+        if not self.contrast_bounds:
+            return False
+        return max(b.epsilon for b in self.contrast_bounds.values()) <= self.claimed_epsilon
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (``docs/schema/dpaudit-dp-claim-1.json``)."""
