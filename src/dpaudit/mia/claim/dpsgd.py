@@ -155,15 +155,19 @@ def _init(key: Any, d: int, hidden: int) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=8)
-def _trainer(clip_norm: float, learning_rate: float, batch_size: int) -> Any:
-    """The jitted training loop: a ``lax.scan`` of noisy-gradient SGD steps over padded Poisson batches."""
+def _trainer(clip_norm: float) -> Any:
+    """The jitted training loop: a ``lax.scan`` of noisy-gradient SGD steps over padded Poisson batches.
+
+    The step size (learning rate / expected batch size) is an argument, and the data come padded to a
+    multiple of :data:`PAD_MULTIPLE` rows, so models trained on a few more or fewer records (an audit's
+    canaries) reuse one compilation."""
     jax, _, _ = jax_privacy_modules()
 
-    def train(params: Any, X: Any, y: Any, index: Any, weight: Any, keys: Any, noise_std: Any) -> Any:
+    def train(params: Any, X: Any, y: Any, index: Any, weight: Any, keys: Any, noise_std: Any, step_size: Any) -> Any:
         def step(p: Any, batch: Any) -> Any:
             rows, w, key = batch
             g = noisy_gradient(p, X[rows], y[rows], w, key, clip_norm, noise_std)
-            return jax.tree.map(lambda a, b: a - (learning_rate / batch_size) * b, p, g), None
+            return jax.tree.map(lambda a, b: a - step_size * b, p, g), None
 
         return jax.lax.scan(step, params, (index, weight, keys))[0]
 
@@ -206,7 +210,12 @@ class DPSGDClassifier:
         rng = np.random.default_rng(self.random_state)
         batches = list(CyclicPoissonSampling(sampling_prob=q, iterations=steps).batch_iterator(n, rng))
         # every batch padded to one width (one compiled step), rounded up so other seeds reuse the compilation
-        width = min(n, -(-max(1, max(len(b) for b in batches)) // PAD_MULTIPLE) * PAD_MULTIPLE)
+        width = -(-max(1, max(len(b) for b in batches)) // PAD_MULTIPLE) * PAD_MULTIPLE
+        rows = -(-max(n, width) // PAD_MULTIPLE) * PAD_MULTIPLE  # padding rows: never in a batch with weight > 0
+        X_pad = np.zeros((rows, d), dtype=np.float32)
+        X_pad[:n] = X
+        y_pad = np.zeros(rows, dtype=np.float32)
+        y_pad[:n] = y
         index = np.zeros((steps, width), dtype=np.int32)
         weight = np.zeros((steps, width), dtype=np.float32)
         for t, rows in enumerate(batches):
@@ -215,10 +224,10 @@ class DPSGDClassifier:
         key_init, key_noise = jax.random.split(jax.random.key(self.random_state))
         clip_norm = float(self.clip_norm) if (self.private and self.clip) else math.inf
         noise_std = float(self.noise_factor) * sigma * float(self.clip_norm) if self.private else 0.0
-        train = _trainer(clip_norm, float(self.learning_rate), batch)
-        params = train(_init(key_init, d, int(self.hidden)), jnp.asarray(X), jnp.asarray(y, jnp.float32),
+        train = _trainer(clip_norm)
+        params = train(_init(key_init, d, int(self.hidden)), jnp.asarray(X_pad), jnp.asarray(y_pad),
                        jnp.asarray(index), jnp.asarray(weight), jax.random.split(key_noise, steps),
-                       jnp.float32(noise_std))
+                       jnp.float32(noise_std), jnp.float32(float(self.learning_rate) / batch))
         self.params_ = jax.tree.map(np.asarray, params)
         self.noise_multiplier_, self.noise_std_, self.sampling_rate_, self.steps_ = sigma, noise_std, q, steps
         return self
