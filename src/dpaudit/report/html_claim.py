@@ -11,7 +11,7 @@ from __future__ import annotations
 from dpaudit._document import renders
 from dpaudit.mia.claim.result import DPClaimAudit
 from dpaudit.report._html import esc, fragment, key_values, note, page, section, table
-from dpaudit.report.text_claim import BOUND_COLUMNS, bound_rows, contrast_line
+from dpaudit.report.text_claim import BOUND_COLUMNS, FDP_NOTE, bound_rows, contrast_line
 
 __all__ = ["render_claim_html", "render_claim_fragment", "claim_sections"]
 
@@ -29,7 +29,8 @@ def claim_sections(r: DPClaimAudit) -> list[str]:
     """The page's sections, in reading order."""
     verdict = section("Verdict", note(r.headline(), "warn" if r.verdict.violated or r.blind else "ok"), anchor="verdict")
     rows = [(name, eps, conf, g, t, how) for name, eps, conf, g, t, how in bound_rows(r.bounds)]
-    bounds = section("ε lower bounds", table(BOUND_COLUMNS, rows), anchor="bounds")
+    bounds = section("ε lower bounds", table(BOUND_COLUMNS, rows)
+                     + (f"<p>{esc(FDP_NOTE)}</p>" if "one-run f-DP" in r.bounds else ""), anchor="bounds")
     contrast_rows = bound_rows(r.contrast_bounds) if r.contrast_bounds is not None else []
     contrast = section("Non-private contrast", f"<p>{esc(contrast_line(r))}</p>"
                        + (table(BOUND_COLUMNS, contrast_rows) if contrast_rows else ""), anchor="contrast")

@@ -23,6 +23,11 @@ def bound_rows(bounds: dict[str, DPAuditBound]) -> list[tuple[str, float, float,
             for name, b in bounds.items()]
 
 
+#: Why the f-DP bound is shown but not in the verdict (dpaudit.mia.claim.audit.NOT_IN_VERDICT).
+FDP_NOTE = ("one-run f-DP: shown, not in the verdict — it tests a Gaussian-DP reading of the claim, which a "
+            "correct non-Gaussian mechanism may exceed")
+
+
 def contrast_line(result: DPClaimAudit) -> str:
     """"non-private (logreg): ε ≥ 6.2 (one-run), ε ≥ 5.9 (multi-run)", or why there is none."""
     if result.contrast_bounds is None:
@@ -56,6 +61,8 @@ def render_claim(result: DPClaimAudit) -> str:
         which = f"canary {r.multi_run_canary}" if r.bounds["multi-run"].epsilon > 0 else "none above 0"
         lines.append(f"  multi-run: the largest of the {r.m:,} canaries' bounds ({which}), each "
                      f"at 1 − (1 − {r.bounds['multi-run'].confidence:.4g})/{r.m:,} (Bonferroni)")
+    if "one-run f-DP" in r.bounds:
+        lines.append(f"  {FDP_NOTE}")
     lines += ["", f"  {contrast_line(r)}",
               f"  verdict: {r.verdict.text}"]
     return "\n".join(lines)

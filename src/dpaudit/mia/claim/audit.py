@@ -49,7 +49,7 @@ from dpaudit.mia._defaults import (
     DEFAULT_DP_DELTA,
     DEFAULT_DP_LEARNER,
 )
-from dpaudit.mia.claim.result import DPClaimAudit
+from dpaudit.mia.claim.result import NOT_IN_VERDICT, DPClaimAudit
 from dpaudit.mia.dp_audit import DPAuditBound, epsilon_lower_bound_one_run
 from dpaudit.mia.dp_audit_fdp import epsilon_lower_bound_one_run_fdp
 from dpaudit.mia.dp_audit_multi import audit_verdict, epsilon_lower_bound_multi_run
@@ -71,6 +71,7 @@ ONE_RUN_BOUNDS: dict[str, Callable[[np.ndarray, np.ndarray, float, float], DPAud
     "one-run": _steinke,
     "one-run f-DP": _fdp,
 }
+
 
 #: The number of canaries m when none is given.
 DEFAULT_CANARIES = DEFAULT_CANARY_COUNT
@@ -327,7 +328,7 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
         vulnerability = np.asarray(vulnerability, dtype=np.float64)
     c, keep, masks = design(X, y, canaries, m, models, seed, vulnerability, base_rows)
     base = (X[keep], y[keep])
-    k = len(ONE_RUN_BOUNDS) + (models > 1)
+    k = len([n for n in ONE_RUN_BOUNDS if n not in NOT_IN_VERDICT]) + (models > 1)
     per_bound = 1.0 - (1.0 - level) / k
 
     scores = canary_scores_of(chosen, eps, dlt, base, c, masks, seed, n_jobs)
@@ -341,6 +342,7 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
         private=bool(chosen.private), data=td.name, n_records=int(len(y)), n_features=int(X.shape[1]),
         base_rows=int(keep.sum()),
         canaries=c.kind, canary_description=c.description, m=m, models=models, level=level, seed=seed,
-        bounds=bounds, verdict=audit_verdict(eps, bounds), included=tuple(int(r.sum()) for r in masks),
+        bounds=bounds, verdict=audit_verdict(eps, {n: b for n, b in bounds.items() if n not in NOT_IN_VERDICT}),
+        included=tuple(int(r.sum()) for r in masks),
         multi_run_canary=which, contrast_learner=None if other is None else other.name,
         contrast_bounds=contrast_bounds, versions=run_versions())
