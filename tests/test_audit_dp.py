@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from dpaudit import datasets
 from dpaudit._errors import DataError
 from dpaudit.cli import app
-from dpaudit.mia.claim.audit import audit_dp, design, load_data
+from dpaudit.mia.claim.audit import audit_dp, design, design_seed, load_data
 from dpaudit.mia.claim.features import unit_features
 from dpaudit.mia.dp_audit import epsilon_lower_bound_one_run
 from dpaudit.mia.dp_audit_fdp import epsilon_lower_bound_one_run_fdp
@@ -116,8 +116,8 @@ def test_canaries_are_disjoint_from_the_base_set_and_included_with_probability_h
 
 
 def test_a_rerun_is_bit_identical_and_another_seed_is_not(adult):
-    a = _audit(adult, models=3, contrast=True)
-    b = _audit(adult, models=3, contrast=True)
+    a = _audit(adult, models=4, contrast=True)
+    b = _audit(adult, models=4, contrast=True)
     assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
     assert _audit(adult, seed=1).included != a.included[:1]
 
@@ -141,9 +141,12 @@ def test_the_one_run_bound_is_the_bound_of_model_0s_canary_scores(adult):
     z = clf.decision_function(c.X)
     phi = np.where(c.y == 1, z, -z)
     level = 0.95  # one bound in the verdict (one-run); the f-DP one is shown at the same level
-    assert r.bounds["one-run"] == epsilon_lower_bound_one_run(phi[inc], phi[~inc], delta=1e-5, confidence=level)
+    phi = phi - np.median(phi)  # each model's scores centred on their median (a shift: M = 1)
+    grid = {"strategy": "grid", "seed": design_seed(0, 3)}
+    assert r.bounds["one-run"] == epsilon_lower_bound_one_run(phi[inc], phi[~inc], delta=1e-5, confidence=level,
+                                                              **grid)
     assert r.bounds["one-run f-DP"] == epsilon_lower_bound_one_run_fdp(phi[inc], phi[~inc], delta=1e-5,
-                                                                        confidence=level)
+                                                                        confidence=level, **grid)
     assert r.included == (int(inc.sum()),)
 
 
@@ -194,7 +197,7 @@ def test_the_report_gives_the_answer_first_then_the_table_then_the_contrast(adul
 def test_the_json_document_validates_against_the_published_schema(adult):
     from dpaudit.report.json import render_json
 
-    doc = json.loads(render_json(_audit(adult, models=2, m=50, contrast=True)))
+    doc = json.loads(render_json(_audit(adult, models=4, m=50, contrast=True)))
     jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text("utf-8"))).validate(doc)
     assert doc["verdict"]["violated"] is False and doc["bounds"]["one-run"]["method"] == "one-run"
 
@@ -245,11 +248,12 @@ def test_the_command_reads_per_record_vulnerabilities(adult_files, tmp_path):
     assert json.loads(out.read_text())["canaries"] == "vulnerable"
 
 
-def test_the_multi_run_bound_is_the_largest_canary_bound_at_the_bonferroni_level(adult):
-    """Recomputed from the scores: per canary its M scores split by inclusion, each at 1 − (0.05/2)/m."""
+def test_with_m_models_the_bounds_pool_all_pairs_and_split_the_models(adult):
+    """Recomputed from the scores: one-run over all M·m centred pairs; multi-run: the canary and threshold of the
+    largest bound on one half of the models, that canary bounded at that threshold on the other half."""
     from dpaudit.mia.claim.audit import canary_scores_of
     from dpaudit.mia.claim.learners import resolve_learner
-    from dpaudit.mia.dp_audit_multi import epsilon_lower_bound_multi_run
+    from dpaudit.mia.dp_audit_multi import _at, _best
 
     r = _audit(adult, learner="tests.test_audit_dp:memorizer", models=60, m=10)
     td, schema = load_data(adult[0], label="income", schema=adult[1])
@@ -258,16 +262,33 @@ def test_the_multi_run_bound_is_the_largest_canary_bound_at_the_bonferroni_level
     c, keep, masks = design(X, y, "mislabelled", 10, 60, seed=0)
     scores = canary_scores_of(resolve_learner("tests.test_audit_dp:memorizer"), 1.0, 1e-5, (X[keep], y[keep]), c,
                               masks, 0, None)
-    per = [epsilon_lower_bound_multi_run(scores[masks[:, i], i], scores[~masks[:, i], i], delta=1e-5,
-                                         confidence=1 - 0.05 / 2 / 10).epsilon
-           for i in range(10) if 0 < masks[:, i].sum() < 60]
-    assert r.bounds["multi-run"].epsilon == max(per) > 0
-    assert r.bounds["multi-run"].confidence == pytest.approx(1 - 0.05 / 2)
+    level = 1 - 0.05 / 2  # two bounds in the verdict
+    z = scores - np.median(scores, axis=1, keepdims=True)
+    assert r.bounds["one-run"] == epsilon_lower_bound_one_run(z[masks], z[~masks], delta=1e-5, confidence=level,
+                                                              strategy="grid", seed=design_seed(0, 3))
+    assert r.bounds["one-run"].n_canaries == 600
+    perm = np.random.default_rng(design_seed(0, 4)).permutation(60)
+    first, second = perm[:30], perm[30:]
+    choice = [_best(z[first, i][masks[first, i]], z[first, i][~masks[first, i]], 1e-5, level, True)[0]
+              if 0 < masks[first, i].sum() < 30 and 0 < masks[second, i].sum() < 30 else -1.0 for i in range(10)]
+    i = int(np.argmax(choice))
+    assert r.multi_run_canary == i
+    b = r.bounds["multi-run"]
+    zi, ki = z[second, i], masks[second, i]
+    direction = _best(z[first, i][masks[first, i]], z[first, i][~masks[first, i]], 1e-5, level, True)[2]
+    assert b.epsilon == _at(zi[ki], zi[~ki], b.threshold, direction, 1e-5, level)[0] > 0
+    assert b.confidence == pytest.approx(level) and b.n_canaries == 30
+
+
+@pytest.mark.parametrize("models", [2, 3])
+def test_two_or_three_models_are_refused(adult, models):
+    with pytest.raises(DataError, match="at least 4"):
+        _audit(adult, models=models)
 
 
 def test_parallel_fits_give_the_same_result_as_sequential_ones(adult):
-    one = _audit(adult, models=2, m=50, n_jobs=1)
-    two = _audit(adult, models=2, m=50, n_jobs=2)
+    one = _audit(adult, models=4, m=50, n_jobs=1)
+    two = _audit(adult, models=4, m=50, n_jobs=2)
     assert json.dumps(one.to_dict()) == json.dumps(two.to_dict())
 
 

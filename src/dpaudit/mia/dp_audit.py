@@ -36,10 +36,12 @@ from dpaudit.mia.metrics.epsilon import check_delta
 
 __all__ = ["one_run_p_value", "epsilon_one_run", "epsilon_lower_bound_one_run", "DPAuditBound", "STRATEGIES",
            "canary_scores", "candidate_thresholds", "split_halves", "split_canaries", "one_run_audit",
-           "pure_bounds"]
+           "pure_bounds", "guess_counts", "top_guesses", "ONE_RUN_STRATEGIES"]
 
 #: How the threshold is chosen when none is given.
 STRATEGIES = ("bonferroni", "split")
+#: One-run audits also take ``"grid"`` (guess the top r for r on :func:`guess_counts`).
+ONE_RUN_STRATEGIES = (*STRATEGIES, "grid")
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,10 @@ class DPAuditBound:
     confidence, delta : float
         The bound holds with probability ≥ ``confidence`` for every (ε, δ)-DP mechanism.
     strategy : str
-        ``"bonferroni"``, ``"split"`` or ``"explicit"`` (threshold fixed in advance).
+        ``"bonferroni"``, ``"split"``, ``"grid"`` or ``"explicit"`` (threshold fixed in advance).
     threshold : float
-        The threshold at which the bound was attained (guess "in" when score ≥ threshold).
+        The threshold at which the bound was attained (guess "in" when score ≥ threshold; with
+        ``"grid"`` the lowest score guessed "in", ties at it broken at random).
     n_guess, n_correct : int
         One-run: guesses and correct guesses at that threshold. Multi-run: true positives
         (``n_correct``) and positive guesses (``n_guess``) among the M trials.
@@ -144,10 +147,25 @@ def split_canaries(scores_in: np.ndarray, scores_out: np.ndarray, seed: int | No
             (scores[second][member[second]], scores[second][~member[second]]))
 
 
-def check_strategy(strategy: str) -> str:
-    if strategy not in STRATEGIES:
-        raise DataError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+def check_strategy(strategy: str, allowed: tuple[str, ...] = STRATEGIES) -> str:
+    if strategy not in allowed:
+        raise DataError(f"strategy must be one of {allowed}, got {strategy!r}")
     return strategy
+
+
+def guess_counts(m: int) -> np.ndarray:
+    """The grid of guess counts r of ``strategy="grid"``: 1, 2, 4, … (powers of two below m) and m."""
+    powers = 2 ** np.arange(int(np.log2(m)) + 1 if m >= 1 else 0, dtype=np.int64)
+    return np.union1d(powers[powers < m], [m]).astype(np.int64)
+
+
+def top_guesses(scores_in: np.ndarray, scores_out: np.ndarray, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Scores sorted from the highest (ties in a random order seeded by ``seed``) and the cumulative number of
+    included canaries among the top r, for r = 1..m: the correct guesses v(r) of guessing "in" for the top r."""
+    scores = np.concatenate([scores_in, scores_out])
+    member = np.arange(scores.size) < scores_in.size
+    order = np.lexsort((np.random.default_rng(seed).permutation(scores.size), -scores))
+    return scores[order], np.cumsum(member[order])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -281,7 +299,16 @@ def one_run_audit(scores_in: object, scores_out: object, *, method: str, bound_a
 
     if threshold is not None:
         return at(threshold, a, b, "explicit")
-    if check_strategy(strategy) == "split":
+    if check_strategy(strategy, ONE_RUN_STRATEGIES) == "grid":
+        m = a.size + b.size
+        ordered, correct = top_guesses(a, b, seed)
+        grid = guess_counts(m)
+        eps = [bound_at(m, int(r), int(correct[r - 1]), d, beta / grid.size) for r in grid]
+        k = int(np.argmax(eps))
+        r = int(grid[k])
+        return DPAuditBound(float(eps[k]), method, 1.0 - beta, d, "grid", float(ordered[r - 1]), r,
+                            int(correct[r - 1]), m)
+    if strategy == "split":
         (a1, b1), (a2, b2) = split_canaries(a, b, seed)
         _, t, _, _ = best(a1, b1, d, beta)
         return at(t, a2, b2, "split")
@@ -310,7 +337,8 @@ def epsilon_lower_bound_one_run(scores_in: object, scores_out: object, *, delta:
     ≤ N + 1, a number that depends on the data, so its bound is larger); ``"split"`` → the best
     threshold on a random half of the m canaries (:func:`split_canaries`, seeded by ``seed``), the
     bound on the other half at β with m the size of that half (jax-privacy's ``Split`` halves the
-    included and the excluded canaries separately instead).
+    included and the excluded canaries separately instead); ``"grid"`` → the largest bound of guessing
+    the top r canaries, r on :func:`guess_counts`, each at β/(grid size) (ties broken by ``seed``).
 
     Examples
     --------

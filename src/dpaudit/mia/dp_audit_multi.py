@@ -16,7 +16,13 @@ one-sided Clopper–Pearson limits, each failing with probability ≤ (1 − lev
 Threshold selection is corrected, as in :mod:`dpaudit.mia.dp_audit`: ``"bonferroni"`` (default)
 maximises over the N distinct score values and both directions (2N bounds) each at level
 1 − β/(2N) (1 − β/N with ``two_sided=False``); ``"split"`` picks the threshold and direction on a
-random half and bounds on the other half at 1 − β; ``threshold=t`` uses a threshold fixed in advance.
+random half and bounds on the other half at 1 − β; ``threshold=t`` uses a threshold fixed in advance
+(the better of the two directions, each at 1 − β/2; ``two_sided=False``: "in" iff score ≥ t, at 1 − β).
+
+:func:`multi_run_split_canaries` audits m canaries on M models at once: on a random half of the models
+it picks the canary, threshold and direction of the largest bound; on the other half it bounds that
+canary at that threshold and direction at 1 − β. The halves are independent training runs, so the
+choice needs no correction — neither over the thresholds nor over the m canaries.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit._errors import DataError
 from dpaudit._validation import number
 from dpaudit.mia.dp_audit import (
     DPAuditBound,
@@ -37,7 +44,7 @@ from dpaudit.mia.dp_audit import (
 from dpaudit.mia.metrics._inputs import DEFAULT_LEVEL, check_level
 from dpaudit.mia.metrics.epsilon import check_delta, epsilon_lower_bound_ci
 
-__all__ = ["epsilon_lower_bound_multi_run", "AuditVerdict", "audit_verdict"]
+__all__ = ["epsilon_lower_bound_multi_run", "multi_run_split_canaries", "AuditVerdict", "audit_verdict"]
 
 
 def _directions(tp: np.ndarray, fp: np.ndarray, n_in: int, n_out: int, delta: float, level: float,
@@ -90,8 +97,9 @@ def epsilon_lower_bound_multi_run(scores_in: object, scores_out: object, *, delt
     level = check_level(confidence)
     d = check_delta(delta)
     beta = 1.0 - level
-    if threshold is not None:
-        best = max((_at(a, b, float(threshold), k, d, level) for k in range(2 if two_sided else 1)),
+    if threshold is not None:  # the better of the two directions, each at 1 − β/2 (union bound over the choice)
+        at = 1.0 - beta / 2 if two_sided else level
+        best = max((_at(a, b, float(threshold), k, d, at) for k in range(2 if two_sided else 1)),
                    key=lambda x: x[0])
         return DPAuditBound(best[0], "multi-run", level, d, "explicit", float(threshold), best[1], best[2],
                             a.size + b.size)
@@ -104,6 +112,56 @@ def epsilon_lower_bound_multi_run(scores_in: object, scores_out: object, *, delt
     _, t, direction = _best(a, b, d, 1.0 - beta / n_bounds, two_sided)
     eps, r, v = _at(a, b, t, direction, d, 1.0 - beta / n_bounds)
     return DPAuditBound(eps, "multi-run", level, d, "bonferroni", t, r, v, a.size + b.size)
+
+
+def multi_run_split_canaries(scores: object, masks: object, *, delta: float = 0.0,
+                             confidence: float = DEFAULT_LEVEL, seed: int | None = 0
+                             ) -> tuple[DPAuditBound, int | None]:
+    """Multi-run bound of the most exposed of m canaries, chosen on half of the M models, bounded on the rest.
+
+    ``scores`` and ``masks`` are (M, m): canary i's score on model j and whether model j trained on it.
+    The models are split at random (seeded by ``seed``) into a choice half and a bound half; on the
+    choice half every canary's best threshold and direction is found (uncorrected bounds, only used to
+    choose); the canary with the largest is bounded on the bound half at the chosen threshold and
+    direction at ``confidence`` (strategy ``"split"``). Returns the bound and the canary's index — a bound
+    of 0 and None when no canary is both in and out of some models in each half (no evidence).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> masks = rng.random((400, 3)) < 0.5
+    >>> scores = rng.normal(size=(400, 3)) + 6.0 * (masks & (np.arange(3) == 2))  # canary 2 leaks
+    >>> b, i = multi_run_split_canaries(scores, masks, seed=0)
+    >>> i, b.epsilon > 3
+    (2, True)
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    k = np.asarray(masks, dtype=bool)
+    if s.ndim != 2 or s.shape != k.shape:
+        raise DataError(f"scores and masks must both be (models, canaries) arrays, got {s.shape} and {k.shape}")
+    if not np.all(np.isfinite(s)):
+        raise DataError("scores must be finite numbers")
+    if s.shape[0] < 4:
+        raise DataError(f"the multi-run bound splits the models in halves of at least 2; got M = {s.shape[0]}: "
+                        "use at least 4 models")
+    level = check_level(confidence)
+    d = check_delta(delta)
+    perm = np.random.default_rng(seed).permutation(s.shape[0])
+    first, second = perm[: s.shape[0] // 2], perm[s.shape[0] // 2:]
+    best: tuple[float, float, int, int] | None = None
+    for i in range(s.shape[1]):
+        ka, kb = k[first, i], k[second, i]
+        if not (ka.any() and (~ka).any() and kb.any() and (~kb).any()):
+            continue
+        eps, t, direction = _best(s[first, i][ka], s[first, i][~ka], d, level, True)
+        if best is None or eps > best[0]:
+            best = (eps, t, direction, i)
+    if best is None:
+        return DPAuditBound(0.0, "multi-run", level, d, "split", float("inf"), 0, 0, len(second)), None
+    _, t, direction, i = best
+    a, b = s[second, i][k[second, i]], s[second, i][~k[second, i]]
+    eps, r, v = _at(a, b, t, direction, d, level)
+    return DPAuditBound(eps, "multi-run", level, d, "split", t, r, v, a.size + b.size), i
 
 
 @dataclass(frozen=True)

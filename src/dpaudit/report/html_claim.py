@@ -15,9 +15,10 @@ from dpaudit.report.text_claim import BOUND_COLUMNS, FDP_NOTE, bound_rows, contr
 
 __all__ = ["render_claim_html", "render_claim_fragment", "claim_sections"]
 
-_METHODS = ("One-run: Steinke, Nasr & Jagielski, NeurIPS 2023 (m canaries, one model). One-run f-DP: "
-            "Mahloujifar et al., arXiv 2410.22235. Multi-run: Jagielski, Ullman & Oprea 2020 and Nasr et al. 2021 "
-            "(Clopper–Pearson limits over M models, per canary, Bonferroni over the m canaries). Each of the k "
+_METHODS = ("One-run: Steinke, Nasr & Jagielski, NeurIPS 2023 (all M·m model–canary pairs, each model's scores "
+            "centred on its median, guesses: the top r for r = 1, 2, 4, …). One-run f-DP: Mahloujifar et al., "
+            "arXiv 2410.22235. Multi-run: Jagielski, Ullman & Oprea 2020 and Nasr et al. 2021 (Clopper–Pearson "
+            "limits; canary and threshold chosen on half of the M models, bound on the other half). Each of the k "
             "bounds is at level 1 − (1 − level)/k, so the verdict holds at the stated level (union bound).")
 
 

@@ -59,8 +59,8 @@ def render_claim(result: DPClaimAudit) -> str:
         lines.append(f"  {name:<{widths[0]}} {eps:>13.4g} {conf:>10.2%} {guesses:>15} {t:>11.4g}  {how}")
     if r.multi_run_canary is not None:
         which = f"canary {r.multi_run_canary}" if r.bounds["multi-run"].epsilon > 0 else "none above 0"
-        lines.append(f"  multi-run: the largest of the {r.m:,} canaries' bounds ({which}), each "
-                     f"at 1 − (1 − {r.bounds['multi-run'].confidence:.4g})/{r.m:,} (Bonferroni)")
+        lines.append(f"  multi-run: {which}, the most exposed of the {r.m:,} canaries on half of the models, "
+                     "bounded on the other half")
     if "one-run f-DP" in r.bounds:
         lines.append(f"  {FDP_NOTE}")
     lines += ["", f"  {contrast_line(r)}",

@@ -13,17 +13,23 @@ Training Run", NeurIPS 2023; multi-run: Jagielski, Ullman & Oprea 2020, Nasr et 
    :func:`dpaudit.mia.train.models.model_seed` (seed, j), through joblib as ``dpaudit mia train``
    fits (one BLAS thread per fit): the scores are bit-identical on a re-run with the same seed.
    The score of a canary is the model's logit signed by the canary's label (higher = "in").
-4. **Bounds** — model 0's canary scores split by inclusion give the one-run bounds
-   (:data:`ONE_RUN_BOUNDS`: Steinke et al.'s, and the f-DP/GDP one of Mahloujifar, Melis & Chaudhuri,
-   :func:`~dpaudit.mia.dp_audit_fdp.epsilon_lower_bound_one_run_fdp`);
-   with M > 1, per canary its M scores split by inclusion give a multi-run bound
-   (:func:`~dpaudit.mia.dp_audit_multi.epsilon_lower_bound_multi_run`). The m per-canary bounds are
-   combined by Bonferroni: each at level 1 − β'/m and the largest reported, valid at 1 − β' because
-   at most one of m events of probability ≤ β'/m fails with probability ≤ β' (union bound). A
-   canary fixed in advance would need no correction, but which canary is most exposed is not known
-   before training; the maximum over all m picks it from the data at the cost of a log m wider
-   Clopper–Pearson limit. The one-run bounds are model 0's only (a maximum over the M models would
-   need its own correction).
+4. **Bounds** — the one-run bounds (:data:`ONE_RUN_BOUNDS`: Steinke et al.'s, and the f-DP/GDP one of
+   Mahloujifar, Melis & Chaudhuri, :func:`~dpaudit.mia.dp_audit_fdp.epsilon_lower_bound_one_run_fdp`)
+   take **all M·m (model, canary) pairs as one audit**: the theorems need a mechanism that is (ε, δ)-DP
+   (f-DP) with respect to each inclusion coin, and M independently trained models are, since coin
+   (i, j) changes model j's training set by one record and no other model (Steinke et al. §1: the
+   analysis interpolates between one run and many). The guesses may be any function of all M models,
+   so each model's scores are centred on their median over its m canaries (:func:`pooled_scores`),
+   which removes the model-to-model shift of every canary's score (a model that took in more canaries
+   scores all of them higher). Guesses: the top r of the M·m centred scores, r on a grid fixed in
+   advance (``strategy="grid"`` of :func:`~dpaudit.mia.dp_audit.one_run_audit`), ties in an order
+   seeded by ``design_seed(seed, 3)``. With M = 1 this is model 0's one-run audit.
+   With M > 1, the multi-run bound (:func:`~dpaudit.mia.dp_audit_multi.multi_run_split_canaries`, on the
+   same centred scores): on a random half of the models (seeded by ``design_seed(seed, 4)``) the
+   canary, threshold and direction of the largest bound are chosen; the other half's models bound that
+   canary there. The halves are independent runs, so neither the choice among m canaries nor the
+   threshold needs a correction (a Bonferroni maximum over m canaries and 2M thresholds costs a
+   ln(2Mm/β) wide Clopper–Pearson limit instead of ln(2/β) on half the models).
 5. **Verdict** — :func:`~dpaudit.mia.dp_audit_multi.audit_verdict` over the k bounds, each computed
    at level 1 − (1 − ``level``)/k, so "claim violated" is wrong with probability ≤ 1 − ``level``
    for a learner that meets its claim.
@@ -52,22 +58,24 @@ from dpaudit.mia._defaults import (
 from dpaudit.mia.claim.result import NOT_IN_VERDICT, DPClaimAudit
 from dpaudit.mia.dp_audit import DPAuditBound, epsilon_lower_bound_one_run
 from dpaudit.mia.dp_audit_fdp import epsilon_lower_bound_one_run_fdp
-from dpaudit.mia.dp_audit_multi import audit_verdict, epsilon_lower_bound_multi_run
+from dpaudit.mia.dp_audit_multi import audit_verdict, multi_run_split_canaries
 
 __all__ = ["audit_dp", "ONE_RUN_BOUNDS", "DEFAULT_CANARIES", "design_seed", "design", "load_data", "canary_scores_of",
-           "non_private_counterpart"]
+           "non_private_counterpart", "pooled_scores"]
 
-def _steinke(scores_in: np.ndarray, scores_out: np.ndarray, delta: float, level: float) -> DPAuditBound:
-    return epsilon_lower_bound_one_run(scores_in, scores_out, delta=delta, confidence=level)
-
-
-def _fdp(scores_in: np.ndarray, scores_out: np.ndarray, delta: float, level: float) -> DPAuditBound:
-    return epsilon_lower_bound_one_run_fdp(scores_in, scores_out, delta=delta, confidence=level)
+def _steinke(scores_in: np.ndarray, scores_out: np.ndarray, delta: float, level: float, seed: int) -> DPAuditBound:
+    return epsilon_lower_bound_one_run(scores_in, scores_out, delta=delta, confidence=level, strategy="grid",
+                                       seed=seed)
 
 
-#: The one-run bounds of an audit, name → function(scores_in, scores_out, delta, level) → DPAuditBound
-#: (each with the default Bonferroni threshold search); a new bound is one entry here.
-ONE_RUN_BOUNDS: dict[str, Callable[[np.ndarray, np.ndarray, float, float], DPAuditBound]] = {
+def _fdp(scores_in: np.ndarray, scores_out: np.ndarray, delta: float, level: float, seed: int) -> DPAuditBound:
+    return epsilon_lower_bound_one_run_fdp(scores_in, scores_out, delta=delta, confidence=level, strategy="grid",
+                                           seed=seed)
+
+
+#: The one-run bounds of an audit, name → function(scores_in, scores_out, delta, level, seed) → DPAuditBound
+#: (each guessing the top r on the grid of guess counts); a new bound is one entry here.
+ONE_RUN_BOUNDS: dict[str, Callable[[np.ndarray, np.ndarray, float, float, int], DPAuditBound]] = {
     "one-run": _steinke,
     "one-run f-DP": _fdp,
 }
@@ -215,29 +223,27 @@ def _indexed(j: int, *args: Any) -> tuple[int, np.ndarray]:
     return j, _fit_score(*args)
 
 
-def _bounds(scores: np.ndarray, masks: np.ndarray, delta: float, per_bound: float) -> tuple[dict[str, DPAuditBound], int | None]:
-    """Each method's bound at level ``per_bound``: the one-run ones of model 0, and with M > 1 the multi-run one."""
-    inc = masks[0]
-    if inc.all() or not inc.any():
-        raise DataError(f"model 0 includes {int(inc.sum())} of {inc.size} canaries; the one-run audit needs some in "
-                        "and some out: use more canaries")
-    out = {name: fn(scores[0][inc], scores[0][~inc], delta, per_bound) for name, fn in ONE_RUN_BOUNDS.items()}
+def pooled_scores(scores: np.ndarray) -> np.ndarray:
+    """Scores (M, m) centred per model: ``scores[j] − median(scores[j])``, the one-run audit's guessing score.
+
+    A function of each model's own output, so the pooled one-run audit stays valid (module docstring);
+    with M = 1 a constant shift, which leaves the guesses as they were."""
+    return scores - np.median(scores, axis=1, keepdims=True)
+
+
+def _bounds(scores: np.ndarray, masks: np.ndarray, delta: float, per_bound: float, seed: int
+            ) -> tuple[dict[str, DPAuditBound], int | None]:
+    """Each method's bound at level ``per_bound``: the one-run ones over all M·m pairs, with M > 1 the multi-run one."""
+    if masks.all() or not masks.any():
+        raise DataError(f"the models include {int(masks.sum())} of {masks.size} (model, canary) pairs; the one-run "
+                        "audit needs some in and some out: use more canaries")
+    centred = pooled_scores(scores)
+    out = {name: fn(centred[masks], centred[~masks], delta, per_bound, design_seed(seed, 3))
+           for name, fn in ONE_RUN_BOUNDS.items()}
     if masks.shape[0] == 1:
         return out, None
-    m = masks.shape[1]
-    level = 1.0 - (1.0 - per_bound) / m  # Bonferroni over the m canaries
-    best: tuple[DPAuditBound, int] | None = None
-    for i in range(m):
-        s, k = scores[:, i], masks[:, i]
-        if k.all() or not k.any():  # in (or out) of every model: no evidence from this canary
-            continue
-        b = epsilon_lower_bound_multi_run(s[k], s[~k], delta=delta, confidence=level)
-        if best is None or b.epsilon > best[0].epsilon:
-            best = (b, i)
-    if best is None:
-        raise DataError(f"every canary is in every model or in none (M = {masks.shape[0]}); use more models")
-    b, i = best
-    out["multi-run"] = DPAuditBound(b.epsilon, b.method, per_bound, b.delta, f"{b.strategy}, max of {m} canaries",
+    b, i = multi_run_split_canaries(centred, masks, delta=delta, confidence=per_bound, seed=design_seed(seed, 4))
+    out["multi-run"] = DPAuditBound(b.epsilon, b.method, per_bound, b.delta, f"split, canary chosen of {masks.shape[1]}",
                                     b.threshold, b.n_guess, b.n_correct, b.n_canaries)
     return out, i
 
@@ -279,7 +285,8 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
         ``mislabelled``, ``ood`` or ``vulnerable`` (:mod:`dpaudit.mia.claim.canaries`; ``vulnerable``
         needs ``vulnerability``, one number per record of the data).
     m, models : int
-        Canaries and models M (M = 1: the one-run audit; M > 1 adds the multi-run bound).
+        Canaries and models M (M = 1: the one-run audit; M ≥ 4 pools the M·m pairs in the one-run bounds and
+        adds the multi-run bound; 2 and 3 are refused).
     seed : int
         Every draw and fit derives from it: a re-run is bit-identical.
     level : float
@@ -308,6 +315,9 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
     level = check_level(level)
     m = whole_number("m", m, minimum=2, error=DataError)
     models = whole_number("models", models, minimum=1, error=DataError)
+    if models in (2, 3):
+        raise DataError(f"models = {models}: use 1 (the one-run audit) or at least 4 (the multi-run bound chooses on "
+                        "half of the models and bounds on the other half)")
     seed = whole_number("seed", seed, minimum=0, error=DataError)
     if n_jobs is not None:
         n_jobs = _check_n_jobs(n_jobs)
@@ -332,11 +342,11 @@ def audit_dp(data: Any, *, label: Any = None, epsilon: float, delta: float = DEF
     per_bound = 1.0 - (1.0 - level) / k
 
     scores = canary_scores_of(chosen, eps, dlt, base, c, masks, seed, n_jobs)
-    bounds, which = _bounds(scores, masks, dlt, per_bound)
+    bounds, which = _bounds(scores, masks, dlt, per_bound, seed)
     contrast_bounds = None
     if other is not None:
         contrast_bounds, _ = _bounds(canary_scores_of(other, eps, dlt, base, c, masks, seed, n_jobs), masks, dlt,
-                                     per_bound)
+                                     per_bound, seed)
     return DPClaimAudit(
         claimed_epsilon=eps, delta=dlt, learner=chosen.name, learner_description=chosen.description,
         private=bool(chosen.private), data=td.name, n_records=int(len(y)), n_features=int(X.shape[1]),

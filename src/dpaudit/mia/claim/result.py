@@ -64,8 +64,8 @@ class DPClaimAudit:
     included : tuple of int
         Canaries included in each model's training set.
     multi_run_canary : int or None
-        The canary whose multi-run bound is reported (the largest over the m canaries, each at the
-        Bonferroni level), None without a multi-run bound.
+        The canary whose multi-run bound is reported (chosen on half of the models, bounded on the
+        other half), None without a multi-run bound.
     base_rows : int or None
         Records of the data in every training set (the base set).
     contrast_learner : str or None
