@@ -303,10 +303,10 @@ def one_run_audit(scores_in: object, scores_out: object, *, method: str, bound_a
         m = a.size + b.size
         ordered, correct = top_guesses(a, b, seed)
         grid = guess_counts(m)
-        eps = [bound_at(m, int(r), int(correct[r - 1]), d, beta / grid.size) for r in grid]
-        k = int(np.argmax(eps))
+        bounds = [bound_at(m, int(r), int(correct[r - 1]), d, beta / grid.size) for r in grid]
+        k = int(np.argmax(bounds))
         r = int(grid[k])
-        return DPAuditBound(float(eps[k]), method, 1.0 - beta, d, "grid", float(ordered[r - 1]), r,
+        return DPAuditBound(float(bounds[k]), method, 1.0 - beta, d, "grid", float(ordered[r - 1]), r,
                             int(correct[r - 1]), m)
     if strategy == "split":
         (a1, b1), (a2, b2) = split_canaries(a, b, seed)
