@@ -115,3 +115,13 @@ def test_the_multi_run_split_bound_refuses_bad_shapes_and_too_few_models():
         multi_run_split_canaries(np.zeros((3, 3)), b[:3])
     bound, which = multi_run_split_canaries(np.zeros((10, 3)), b)  # no canary ever in: no evidence
     assert bound.epsilon == 0 and which is None
+
+
+def test_the_delta_term_caps_what_a_one_run_audit_can_show():
+    """docs/mia.md: at δ = 10⁻⁵ all m/2 guesses right certify at most ≈ ln(β′/(4δ)), whatever m (4.03 at
+    m = 6,400, 3.59 at m = 102,400), while δ = 0 goes on growing."""
+    for m, expect in ((6400, 4.03), (102400, 3.59)):
+        beta = 0.025 / guess_counts(m).size
+        capped = epsilon_one_run(m, m // 2, m // 2, delta=DELTA, confidence=1 - beta)
+        assert capped == pytest.approx(expect, abs=0.005) and capped < np.log(beta / (4 * DELTA)) + 0.25
+        assert epsilon_one_run(m, m // 2, m // 2, delta=0.0, confidence=1 - beta) > capped + 2

@@ -58,9 +58,9 @@ def render_claim(result: DPClaimAudit) -> str:
     for name, eps, conf, guesses, t, how in rows:
         lines.append(f"  {name:<{widths[0]}} {eps:>13.4g} {conf:>10.2%} {guesses:>15} {t:>11.4g}  {how}")
     if r.multi_run_canary is not None:
-        which = f"canary {r.multi_run_canary}" if r.bounds["multi-run"].epsilon > 0 else "none above 0"
-        lines.append(f"  multi-run: {which}, the most exposed of the {r.m:,} canaries on half of the models, "
-                     "bounded on the other half")
+        chosen = f"of the {r.m:,} canaries, chosen on half of the models and bounded on the other half"
+        lines.append(f"  multi-run: canary {r.multi_run_canary}, the most exposed {chosen}"
+                     if r.bounds["multi-run"].epsilon > 0 else f"  multi-run: no evidence from the most exposed {chosen}")
     if "one-run f-DP" in r.bounds:
         lines.append(f"  {FDP_NOTE}")
     lines += ["", f"  {contrast_line(r)}",
