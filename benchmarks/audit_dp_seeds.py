@@ -2,12 +2,12 @@
 
 Design (the one under which a non-private linear model is visible, docs/mia.md): all of Adult's
 records as the population, a base set of ``--base-rows`` drawn rows, m ``orthogonal`` canaries,
-``--models`` M models per audit (model 0 gives the two one-run bounds, all M the multi-run bound),
-verdict at 95 % (each of the three bounds at 98.3 %). Per learner and claimed ε, over ``--seeds``
+``--models`` M models per audit (the one-run bounds over all M·m (model, canary) pairs, the multi-run
+bound choosing its canary on half of the models), verdict at 95 % (one-run and multi-run, each at 97.5 %). Per learner and claimed ε, over ``--seeds``
 seeds: the median and the largest of each bound, and in how many audits the claim was found violated.
 A correct DP learner must never be found in violation; the non-private and broken ones should be.
 
-    PYTHONPATH=src DPAUDIT_DATA=... python benchmarks/audit_dp_seeds.py [--seeds 10] [--models 32] [-m 100]
+    PYTHONPATH=src DPAUDIT_DATA=... python benchmarks/audit_dp_seeds.py [--seeds 10] [--models 64] [-m 100]
         [--base-rows 100] [--learners dp-logreg,dp-sgd,...] [--epsilons 1,4]
 """
 
@@ -27,7 +27,7 @@ DEFAULT = "dp-logreg,dp-sgd,dp-logreg-10x,dp-sgd-half-noise,dp-sgd-no-clip,logre
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--models", type=int, default=32)
+    parser.add_argument("--models", type=int, default=64)
     parser.add_argument("-m", type=int, default=100)
     parser.add_argument("--base-rows", type=int, default=100)
     parser.add_argument("--learners", default=DEFAULT)

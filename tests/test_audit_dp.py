@@ -34,6 +34,23 @@ def memorizer(epsilon: float, delta: float):
     return KNeighborsClassifier(n_neighbors=1)
 
 
+class PlainNearestNeighbour:
+    """A classifier that is not a scikit-learn estimator: fit and predict_proba only (1-NN, memorising)."""
+
+    def fit(self, X, y):
+        self.X, self.y = np.asarray(X), np.asarray(y)
+        return self
+
+    def predict_proba(self, X):
+        nearest = self.y[np.argmin(((np.asarray(X)[:, None, :] - self.X[None]) ** 2).sum(-1), axis=1)]
+        p = np.where(nearest == 1, 0.999, 0.001)
+        return np.column_stack([1 - p, p])
+
+
+def plain_memorizer(epsilon: float, delta: float):
+    return PlainNearestNeighbour()
+
+
 @pytest.fixture(scope="module")
 def adult():
     """2,000 rows of Adult (its task's columns) and the declared schema of those columns."""
@@ -170,6 +187,22 @@ def test_a_memorising_user_factory_violates_its_claim(adult):
     assert r.bounds["one-run f-DP"].epsilon > r.bounds["one-run"].epsilon  # 2.13: the tighter bound
     assert r.verdict.violated and r.headline().startswith("claim violated: ε ≥ ")
     assert r.contrast_bounds is None  # a user factory has no counterpart unless one is named
+
+
+def test_a_user_classifier_that_is_not_a_sklearn_estimator_is_audited(adult):
+    """Scored from its predict_proba alone (before: sklearn's Pipeline asked it for __sklearn_tags__ and failed)."""
+    r = _audit(adult, learner="tests.test_audit_dp:plain_memorizer")
+    assert r.bounds["one-run"].epsilon > 0.5  # 0.94 at seed 0: it memorises
+
+
+def test_the_command_takes_a_named_contrast_and_refuses_it_with_no_contrast(adult_files):
+    base = ["mia", "audit-dp", "--data", str(adult_files / "adult.csv"), "--label", "income", "--schema",
+            str(adult_files / "schema.json"), "--epsilon", "1", "-m", "100"]
+    result = CliRunner().invoke(app, [*base, "--contrast", "tests.test_audit_dp:memorizer"])
+    assert result.exit_code == 0, result.output
+    assert "non-private (tests.test_audit_dp:memorizer): ε ≥ " in result.output
+    both = CliRunner().invoke(app, [*base, "--contrast", "logreg", "--no-contrast"])
+    assert both.exit_code == 2 and "contradict" in both.output and "Traceback" not in both.output
 
 
 def test_a_named_contrast_and_the_multi_run_bound(adult):

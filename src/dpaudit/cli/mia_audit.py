@@ -84,10 +84,13 @@ def mia_audit_dp(
                                  help="The canaries (vulnerable: needs --vulnerability)."),
     m: int = typer.Option(DEFAULT_CANARY_COUNT, "-m", "--canary-count", help="Number of canaries m, each in with "
                           "probability 1/2."),
-    models: int = typer.Option(1, "--models", "-M", help="Models M (1: one-run audit; more adds the multi-run bound)."),
+    models: int = typer.Option(1, "--models", "-M", help="Models M (1: one-run audit; 4 or more pools their canaries "
+                               "in the one-run bounds and adds the multi-run bound)."),
     seed: int = typer.Option(0, "--seed", help="Seed of every draw and fit (a re-run is bit-identical)."),
     level: float = typer.Option(DEFAULT_AUDIT_LEVEL, "--level", help="Confidence of the verdict."),
     no_contrast: bool = typer.Option(False, "--no-contrast", help="Skip the non-private counterpart."),
+    contrast: str | None = typer.Option(None, "--contrast", metavar="LEARNER", help="The contrast learner (a built-in "
+                                        "or package.module:factory) instead of the learner's non-private counterpart."),
     base_rows: int | None = typer.Option(None, "--base-rows", metavar="N", help="Train on N rows of the data "
                                          "(drawn with --seed) instead of all: more room for the canaries."),
     vulnerability: Path | None = typer.Option(None, "--vulnerability", metavar="FILE", help="Per-record "
@@ -99,6 +102,8 @@ def mia_audit_dp(
     """Audit a DP claim: canaries in with probability 1/2, ε lower bounds (one-run, multi-run), the verdict."""
     from dpaudit.mia.claim.audit import audit_dp, load_data
 
+    if no_contrast and contrast is not None:
+        fail("--no-contrast and --contrast LEARNER contradict each other; give one")
     if vulnerability is not None and canaries != "vulnerable":
         fail("--vulnerability chooses the canaries of --canaries vulnerable; add that or drop --vulnerability")
     saves = Saves([out] if out is not None else [])  # a bad output path or suffix costs nothing
@@ -108,7 +113,7 @@ def mia_audit_dp(
         v = read_vulnerability(vulnerability, len(td.frame))
     result = audit_dp(data, label=label, positive=positive, schema=schema_file, epsilon=epsilon, delta=delta,
                       learner=learner, canaries=canaries, m=m, models=models, seed=seed, level=level,
-                      contrast=not no_contrast, vulnerability=v, base_rows=base_rows, n_jobs=jobs)
+                      contrast=contrast if contrast is not None else not no_contrast, vulnerability=v, base_rows=base_rows, n_jobs=jobs)
     saves.render(result)
     typer.echo(str(result))
     saves.write(of="DP-claim audit")

@@ -180,7 +180,7 @@ def _fit_score(name: str, epsilon: float, delta: float, random_state: int, X: np
     from threadpoolctl import threadpool_limits
 
     from dpaudit.mia.claim.learners import resolve_learner
-    from dpaudit.mia.train.models import binary_logit, failure
+    from dpaudit.mia.train.models import binary_logit, failure, probability_logit
 
     learner = resolve_learner(name)
     try:
@@ -188,7 +188,8 @@ def _fit_score(name: str, epsilon: float, delta: float, random_state: int, X: np
             warnings.simplefilter("ignore")  # diffprivlib's PrivacyLeakWarning / convergence chatter
             clf = learner.build(epsilon, delta, random_state)
             clf.fit(X, y)
-            z = binary_logit(Pipeline([("pre", "passthrough"), ("clf", clf)]), X_canary, from_proba=":" in name)
+            z = (probability_logit(clf, X_canary) if ":" in name  # a user's object need not be a sklearn estimator
+                 else binary_logit(Pipeline([("pre", "passthrough"), ("clf", clf)]), X_canary))
     except DPAuditError:
         raise
     except Exception as exc:  # a learner's own failure: one line naming it

@@ -30,7 +30,7 @@ from dpaudit._errors import DPAuditError
 from dpaudit.mia._defaults import TABPFN_WEIGHTS_ENV
 from dpaudit.mia.train.data import sha256
 
-__all__ = ["ModelSpec", "MODELS", "TABPFN_WEIGHTS_ENV", "ModelFailure", "failure", "logit_confidence",
+__all__ = ["ModelSpec", "MODELS", "TABPFN_WEIGHTS_ENV", "ModelFailure", "failure", "logit_confidence", "probability_logit",
            "binary_logit", "proba_logit", "PROBABILITY_RESOLUTION", "SCORE_CAP", "model_seed", "tabpfn_checkpoint",
            "resolve_model", "make_pipeline", "import_factory", "check_classifier"]
 
@@ -193,6 +193,20 @@ def proba_logit(p: np.ndarray, log_p: np.ndarray | None = None) -> np.ndarray:
     return logs[:, 1] - logs[:, 0]
 
 
+def probability_logit(model: Any, X: Any) -> np.ndarray:
+    """:func:`proba_logit` of any fitted object's ``predict_proba`` (and ``predict_log_proba`` if it has one), shape (n,):
+    a pipeline, or a user's classifier that is not a scikit-learn estimator."""
+    p = np.asarray(model.predict_proba(X))
+    if p.shape != (len(X), 2):
+        raise DPAuditError(f"predict_proba returned an array of shape {p.shape}, expected ({len(X)}, 2): one "
+                           "column per class")
+    log_p = None
+    if callable(getattr(model, "predict_log_proba", None)):
+        with np.errstate(divide="ignore"):
+            log_p = np.asarray(model.predict_log_proba(X))
+    return proba_logit(p.astype(np.float64), log_p)
+
+
 def binary_logit(model: Any, X: Any, *, from_proba: bool = False) -> np.ndarray:
     """The fitted pipeline's logit of the positive class (``classes_[1]``), shape (n,).
 
@@ -204,15 +218,7 @@ def binary_logit(model: Any, X: Any, *, from_proba: bool = False) -> np.ndarray:
 
     clf = model[-1]
     if from_proba or (not hasattr(clf, "decision_function") and not isinstance(clf, MLPClassifier)):
-        p = np.asarray(model.predict_proba(X))
-        if p.shape != (len(X), 2):
-            raise DPAuditError(f"predict_proba returned an array of shape {p.shape}, expected ({len(X)}, 2): one "
-                               "column per class")
-        log_p = None
-        if callable(getattr(model, "predict_log_proba", None)):
-            with np.errstate(divide="ignore"):
-                log_p = np.asarray(model.predict_log_proba(X))
-        return proba_logit(p.astype(np.float64), log_p)
+        return probability_logit(model, X)
     Xt = model[:-1].transform(X)
     if isinstance(clf, MLPClassifier):  # sklearn exposes only probabilities: redo the forward pass
         a = np.asarray(Xt, dtype=np.float64)
