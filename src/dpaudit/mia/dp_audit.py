@@ -53,9 +53,12 @@ class DPAuditBound:
     epsilon : float
         The bound (0 when the scores are no evidence of leakage).
     method : str
-        ``"one-run"`` or ``"multi-run"``.
+        ``"one-run"``, ``"one-run f-DP"`` or ``"multi-run"``.
     confidence, delta : float
-        The bound holds with probability ≥ ``confidence`` for every (ε, δ)-DP mechanism.
+        The bound holds with probability ≥ ``confidence`` for every (ε, δ)-DP mechanism — except the
+        ``"one-run f-DP"`` bound, which holds for every mechanism at least as private as the Gaussian
+        mechanism that is exactly (ε, δ)-DP, and may exceed the ε of another (ε, δ)-DP mechanism
+        (randomized response, Laplace; :mod:`dpaudit.mia.dp_audit_fdp`).
     strategy : str
         ``"bonferroni"``, ``"split"``, ``"grid"`` or ``"explicit"`` (threshold fixed in advance).
     threshold : float
