@@ -35,6 +35,34 @@ QUICK_DATASETS = ("healthcare", "compas-two-years")
 CENSUS_ROWS, QUICK_CENSUS_ROWS = 200_000, 20_000
 #: U_R work limit per block (work units) in ``--quick`` runs (a full run uses the library default, 30).
 QUICK_WORK_LIMIT = 0.25
+#: What each dataset is, printed beside it wherever it appears. Claims are judged on the paper's five
+#: (``PAPER_DATASETS``: two of them stand-ins, labelled so); the four extras are shown, never pooled in.
+ROLE = {
+    "adult": "paper",
+    "census": "synthetic stand-in for IPUMS-CPS (dpaudit's generator; IPUMS is not redistributable)",
+    "compas": "paper (compas-scores, 11,757 rows)",
+    "healthcare": "paper (synthetic in the paper too: mlinspect's generator)",
+    "stackoverflow": "proxy: the 2018 survey with other criteria (the paper's 2022+ columns are not available)",
+    "compas-two-years": "extra (not in the paper)",
+    "cps1988": "extra (not in the paper)",
+    "cpssw8": "extra (not in the paper)",
+    "credit": "extra (not in the paper)",
+}
+PAPER_DATASETS = ("adult", "census", "compas", "healthcare", "stackoverflow")
+#: Short labels for tables and figure legends.
+ROLE_TAG = {"census": "synthetic", "healthcare": "synthetic", "stackoverflow": "proxy", "compas-two-years": "extra",
+            "cps1988": "extra", "cpssw8": "extra", "credit": "extra"}
+
+
+def label(name: str) -> str:
+    """The dataset's name with its role, e.g. ``census (synthetic)``, for tables and legends."""
+    tag = ROLE_TAG.get(name)
+    return f"{name} ({tag})" if tag else name
+
+
+def paper_only(names: Iterable[str]) -> list[str]:
+    """The names among the paper's datasets, in the given order (what claims are judged on)."""
+    return [n for n in names if n in PAPER_DATASETS]
 
 
 @dataclass(frozen=True)
@@ -177,6 +205,75 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     start = time.perf_counter()
     result = fn()
     return result, time.perf_counter() - start
+
+
+# -- claims ---------------------------------------------------------------------------------------
+#: A verdict is one of these. "reproduced" needs the real data to pass the claim's rule and its
+#: control — data on which the claim is false by construction — to fail the same rule; when both pass
+#: the rule says nothing about the data ("not distinguished from its control").
+VERDICTS = ("reproduced", "not distinguished from its control", "differs", "measured", "not run")
+
+
+def verdict(passes: bool | None, control_passes: bool | None) -> str:
+    """The verdict of a claim from whether its rule holds on the data and on the control.
+
+    >>> verdict(True, False), verdict(True, True), verdict(False, False), verdict(None, None)
+    ('reproduced', 'not distinguished from its control', 'differs', 'not run')
+    """
+    if passes is None:
+        return "not run"
+    if not passes:
+        return "differs"
+    if control_passes is None:
+        raise ValueError("a claim whose data pass needs a control to be called reproduced")
+    return "not distinguished from its control" if control_passes else "reproduced"
+
+
+def claim(*, experiment: str, claim: str, rule: str, paper: str, dpaudit: str, control: str,
+          passes: bool | None, control_passes: bool | None, note: str = "") -> dict[str, Any]:
+    """One row of the page's claims table.
+
+    ``experiment``: the paper's experiment id (``main.py``: plot_0 … exp10); ``paper``: the paper's value
+    (from :mod:`paper`, or "—" where it has none); ``dpaudit``: the statistic on the data;
+    ``control``: the same statistic on the control, with what the control is; ``passes`` /
+    ``control_passes``: the rule on each (``None``: not run). A measurement without a rule uses
+    :func:`measurement`.
+    """
+    return {"experiment": experiment, "claim": claim, "rule": rule, "paper": paper, "dpaudit": dpaudit,
+            "control": control, "passes": passes, "control_passes": control_passes,
+            "verdict": verdict(passes, control_passes), "note": note}
+
+
+def measurement(*, experiment: str, claim: str, paper: str, dpaudit: str, note: str = "") -> dict[str, Any]:
+    """A row of the claims table that reports numbers without a verdict (the paper makes no claim)."""
+    return {"experiment": experiment, "claim": claim, "rule": "—", "paper": paper, "dpaudit": dpaudit,
+            "control": "—", "passes": None, "control_passes": None, "verdict": "measured", "note": note}
+
+
+def spearman_interval(x: Sequence[float], y: Sequence[float], *, boots: int = 2000, seed: int = 0,
+                      level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of Spearman's ρ, resampling the (x, y) pairs (criteria)."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(boots):
+        pick = rng.integers(0, len(xs), len(xs))
+        rho = spearman(xs[pick], ys[pick])
+        if math.isfinite(rho):
+            draws.append(rho)
+    if not draws:
+        return math.nan, math.nan
+    tail = 100 * (1 - level) / 2
+    return float(np.percentile(draws, tail)), float(np.percentile(draws, 100 - tail))
+
+
+def interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The central ``level`` range of repeated values (seeds, releases, splits): the error bar plotted."""
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+    if v.size == 0:
+        return math.nan, math.nan
+    tail = 100 * (1 - level) / 2
+    return float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail))
 
 
 # -- outputs ---------------------------------------------------------------------------------------
