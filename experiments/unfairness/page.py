@@ -1,22 +1,24 @@
 """Render ``docs/results/unfairness.md`` from the experiments' JSON files — never by hand.
 
-Every verdict on the page is computed here from the saved numbers by the rule written beside it, so
-re-running an experiment updates its claim.
+Each experiment module states its claims (``claims(result)``: the paper's value, dpaudit's, the
+control's and the verdict of :func:`common.verdict`), its section title (``TITLE``, the paper's
+experiment id) and its tables (``tables(result)``, or ``COLUMNS`` for its rows), all computed here
+from the saved JSON, so re-running an experiment updates its claims and the page is a pure function
+of the files.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from dpaudit._io import atomic_write_text
+from common import ROLE, VERDICTS, label
 
-RULES = {
-    "spearman": 0.8,  # "tracks" / "monotone in": Spearman ρ across criteria at least this
-    "model_spearman": 0.5,  # data-level measure anticipates the models' gap: ρ at least this
-}
+from dpaudit._io import atomic_write_text
 
 
 def _f(x: Any, digits: int = 3) -> str:
@@ -30,171 +32,50 @@ def _f(x: Any, digits: int = 3) -> str:
         if x != 0 and (abs(x) < 10 ** -digits or abs(x) >= 1e6):
             return f"{x:.{digits}g}"
         return f"{x:,.{digits}f}" if abs(x) < 100 else f"{x:,.1f}"
+    if isinstance(x, (list, tuple)) and len(x) == 2 and all(isinstance(v, (int, float)) or v is None for v in x):
+        return f"[{_f(x[0], digits)}, {_f(x[1], digits)}]"  # an interval
     return str(x)
 
 
 def _cell(x: Any) -> str:
     """A value as a Markdown table cell (criteria contain '|')."""
-    return _f(x).replace("|", "\\|")
+    return _f(x).replace("|", "\\|").replace("\n", " ")
 
 
-def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
+def table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
+    """A Markdown table of ``rows`` with ``columns`` = [(key, title)]; a ``dataset`` cell carries its role."""
     head = "| " + " | ".join(title for _, title in columns) + " |"
     rule = "|" + "|".join("---" for _ in columns) + "|"
-    body = ["| " + " | ".join(_cell(r.get(key)) for key, _ in columns) + " |" for r in rows]
+    body = ["| " + " | ".join(_cell(label(r[key]) if key == "dataset" and isinstance(r.get(key), str) else r.get(key))
+                              for key, _ in columns) + " |" for r in rows]
     return "\n".join([head, rule, *body])
 
 
-def _verdict(ok: bool | None) -> str:
-    return "not run" if ok is None else ("**reproduced**" if ok else "**differs**")
+def module(name: str) -> Any:
+    """The experiment module ``name`` (the study's folder is on ``sys.path``, as run.py sets it)."""
+    return importlib.import_module(name)
 
 
-def _at_least(x: Any, threshold: float) -> bool | str:
-    """``x ≥ threshold``, or "n/a" when x is undefined (a correlation over fewer than 3 or constant values)."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "n/a"
-    return bool(x >= threshold)
-
-
-def _rule_verdict(ok: bool | str) -> str:
-    return "n/a (undefined)" if ok == "n/a" else _verdict(bool(ok))
-
-
-def claims(results: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(paper's claim, verdict, evidence) for every claim of spec §5, from the results."""
-    out = []
-    fid = results.get("fidelity", {}).get("summary")
-    if fid:
-        rho = fid["spearman_tvd_mi"]
-        out.append(("§5.1 U_MI^TVD tracks mutual information", _rule_verdict(_at_least(rho, RULES["spearman"])),
-                    f"Spearman ρ = {_f(rho)} over {fid['criteria']} criteria (rule: ρ ≥ {RULES['spearman']}); "
-                    f"{fid['above_null']['tvd']}/{fid['criteria']} criteria above the 95th percentile of their "
-                    "shuffled null"))
-        rho = fid["spearman_tc_dp_gap"]
-        out.append(("§5.1 U_TC grows monotonically with the demographic-parity gap (the data's gap here; "
-                    "trained models' gaps in §5.6)", _rule_verdict(_at_least(rho, RULES["spearman"])),
-                    f"Spearman ρ = {_f(rho)} (rule: ρ ≥ {RULES['spearman']}); "
-                    f"{fid['above_null']['tc']}/{fid['criteria']} criteria above the 95th percentile of their "
-                    "shuffled null"))
-    else:
-        out.append(("§5.1 fidelity", _verdict(None), ""))
-    rt = results.get("runtime", {}).get("summary")
-    if rt:
-        ratio = rt["median_ratio_to_tc"]
-        slow = ratio["repair_bag"]  # the paper's U_R is bag semantics through MaxSAT
-        order_ok = rt["tc_fastest_share"] == 1.0 and rt["tvd_second_share"] == 1.0
-        out.append(("§5.2 U_TC fastest, then U_MI^TVD", _verdict(order_ok),
-                    f"U_TC fastest in {_f(100 * rt['tc_fastest_share'], 0)} % of the timed settings, U_MI^TVD second "
-                    f"in {_f(100 * rt['tvd_second_share'], 0)} %; median time of U_MI^TVD / U_TC = {_f(ratio['tvd'])}"))
-        out.append(("§5.2 U_R (bag, the paper's MaxSAT) 10²–10³× slower than the others", _verdict(100 <= slow <= 1000),
-                    f"median end-to-end time over U_TC's: ci {_f(ratio['repair_ci'], 1)}×, bag "
-                    f"{_f(ratio['repair_bag'], 1)}× (range ci {_f(rt['range_ratio_to_tc']['repair_ci'][0], 1)}–"
-                    f"{_f(rt['range_ratio_to_tc']['repair_ci'][1], 1)}×); on the count tables alone: ci "
-                    f"{_f(rt['median_measure_only_ratio_to_tc']['repair_ci'], 1)}×, bag "
-                    f"{_f(rt['median_measure_only_ratio_to_tc']['repair_bag'], 1)}×"))
-    else:
-        out.append(("§5.2 runtime", _verdict(None), ""))
-    eps = results.get("epsilon", {}).get("summary")
-    if eps:
-        out.append(("§5.3 relative error falls as ε grows", _verdict(eps["error_falls_share"] == 1.0),
-                    f"error at ε = 10 below ε = 0.1 in {_f(100 * eps['error_falls_share'], 0)} % of "
-                    f"{eps['series']} dataset × measure series"))
-        best, worst = eps["most_accurate"], eps["least_accurate"]
-        med = eps["median_error_at_eps1"]
-        out.append(("§5.3 U_R is the most accurate", _verdict(best.startswith("repair")),
-                    "median relative error at ε = 1: " + ", ".join(f"{k} {_f(v, 3)}" for k, v in sorted(med.items(), key=lambda kv: kv[1]))))
-        out.append(("§5.3 U_TC is the least accurate (small groups)", _verdict(worst == "tc"),
-                    f"least accurate: {worst}; median sensitivity / value: "
-                    + ", ".join(f"{k} {_f(v, 3)}" for k, v in eps["median_sensitivity_over_value"].items())))
-    else:
-        out.append(("§5.3 relative error vs ε", _verdict(None), ""))
-    tk = results.get("topk", {}).get("summary")
-    out.append(("§5.4 U_TC value and error vs k (no quantitative claim; k is an open choice)",
-                "measured" if tk else _verdict(None),
-                (f"value non-decreasing in k: {_f(tk['value_nondecreasing'])}; it reaches its all-cells value at k = "
-                 + ", ".join(f"{d} {'beyond the grid' if k is None else k}" for d, k in tk["value_saturates_at_k"].items())
-                 + "; least expected error at k = "
-                 + ", ".join(f"{d} {k}" for d, k in tk["k_with_least_expected_error"].items())
-                 + "; least measured error (10 releases) at k = "
-                 + ", ".join(f"{d} {k}" for d, k in tk["k_with_least_error"].items())) if tk else ""))
-    fl = results.get("flip", {}).get("summary")
-    if fl:
-        shape, b = fl["shape"], fl["growth_exponent"]
-        linear = [k for k in ("repair_ci", "repair_bag") if shape[k] == "near-linear"]
-        out.append(("§5.5 U_R grows near-linearly with injected unfairness", _verdict(len(linear) == 2),
-                    f"exponent b of value ∝ t^b: ci {_f(b['repair_ci'], 2)} ({shape['repair_ci']}), bag "
-                    f"{_f(b['repair_bag'], 2)} ({shape['repair_bag']}); near-linear band {fl['linear_band']}"))
-        concave = [k for k in ("tvd", "tc_domain") if shape[k].startswith("concave")]
-        out.append(("§5.5 U_MI^TVD and U_TC grow logarithmically", _verdict(len(concave) == 2),
-                    f"b: U_MI^TVD {_f(b['tvd'], 2)} ({shape['tvd']}), U_TC {_f(b['tc_domain'], 2)} "
-                    f"({shape['tc_domain']}), MI {_f(b['mi_bits'], 2)}; largest deviation from the closed forms "
-                    f"{_f(max(fl['max_abs_error_vs_closed_form'].values()), 3)}"))
-    else:
-        out.append(("§5.5 flip test", _verdict(None), ""))
-    mo = results.get("models", {}).get("summary")
-    if mo:
-        rhos = mo["spearman"]
-        dp_models = [m for m in rhos if m.startswith("dp_")]
-        checks = [_at_least(rhos[m]["data_tvd"], RULES["model_spearman"]) for m in dp_models]
-        ok: bool | str = "n/a" if "n/a" in checks else all(checks)
-        single = mo.get("single_class_models", {})
-        out.append(("§5.6 data-level measures anticipate the unfairness of DP models", _rule_verdict(ok),
-                    "; ".join(f"{m}: ρ with U_MI^TVD {_f(r['data_tvd'], 2)}, U_TC {_f(r['data_tc'], 2)}, "
-                              f"U_R {_f(r['data_repair_ci'], 2)}, the data's gap on the same rows "
-                              f"{_f(r['test_dp_gap'], 2)}, "
-                              f"one class predicted on {single.get(m, 'n/a')}/{mo['criteria']} criteria"
-                              for m, r in rhos.items())
-                    + f" (rule: ρ with U_MI^TVD ≥ {RULES['model_spearman']} for both DP models; "
-                    "`forest` is the non-private reference)"))
-    else:
-        out.append(("§5.6 models on DP data", _verdict(None), ""))
-    ch = results.get("chunked", {}).get("summary")
-    if ch:
-        bag = ch["bag"]
-        out.append(("§2.3 the paper's 100-row chunked U_R (a baseline, not a claim of the paper)",
-                    "measured",
-                    f"bag: median |error| {_f(100 * bag['median_abs_relative_error'], 1)} %, max "
-                    f"{_f(100 * bag['max_abs_relative_error'], 1)} %; above the exact value on {bag['chunked_above_exact']} "
-                    f"and below on {bag['chunked_below_exact']} of {bag['criteria']} criteria"))
-    else:
-        out.append(("§2.3 chunked U_R", _verdict(None), ""))
+def claims(results: dict[str, Any], order: list[str]) -> list[dict[str, Any]]:
+    """Every claim row of every experiment in ``order``; an experiment not run gives one "not run" row."""
+    out: list[dict[str, Any]] = []
+    for name in order:
+        mod = module(name)
+        title = getattr(mod, "TITLE", name)
+        if name not in results:
+            out.append({"experiment": title.split(" ")[0], "claim": title, "rule": "—", "paper": "—",
+                        "dpaudit": "—", "control": "—", "verdict": "not run", "note": ""})
+            continue
+        out += mod.claims(results[name])
     return out
 
 
-SECTIONS = {
-    "fidelity": ("1. Fidelity (null: 95th percentile over the shuffles)", [
-        ("dataset", "dataset"), ("criterion", "criterion"), ("tvd", "U_MI^TVD"), ("null_tvd", "null"),
-        ("mi_bits", "MI (bits)"), ("null_mi_bits", "null"), ("tc", "U_TC"), ("null_tc", "null"), ("dp_gap", "DP gap"),
-        ("null_dp_gap", "null")]),
-    "runtime": ("2. Runtime (seconds)", [("series", "series"), ("dataset", "dataset"), ("rows", "rows"),
-                                          ("criteria", "criteria"), ("count_seconds", "count"), ("tvd_seconds", "U_MI^TVD"),
-                                          ("tc_seconds", "U_TC"), ("repair_ci_seconds", "U_R ci"),
-                                          ("repair_bag_seconds", "U_R bag")]),
-    "epsilon": ("3. Relative error vs ε (mean of 10 releases)", [("dataset", "dataset"), ("measure", "measure"),
-                                                                  ("epsilon", "ε"), ("value", "exact value"),
-                                                                  ("scale", "noise scale"), ("proven", "proven"),
-                                                                  ("mean_relative_error", "mean rel. error")]),
-    "topk": ("4. U_TC vs k (ε = 1)", [("dataset", "dataset"), ("k", "k"), ("value", "U_TC"), ("sensitivity", "sensitivity"),
-                                      ("expected_relative_error", "expected rel. error"),
-                                      ("mean_relative_error", "mean rel. error")]),
-    "flip": ("5. Flip test (measured; closed forms in the CSV)", [("t", "t"), ("tvd", "U_MI^TVD"), ("tc_domain", "U_TC domain"),
-                                                                   ("tc_observed", "U_TC observed"), ("mi_bits", "MI bits"),
-                                                                   ("repair_ci", "U_R ci"), ("repair_bag", "U_R bag"),
-                                                                   ("repair_set", "U_R set")]),
-    "models": ("6. DP models' demographic-parity gap vs data-level measures", [
-        ("dataset", "dataset"), ("criterion", "criterion"), ("data_dp_gap", "data gap"), ("data_tvd", "U_MI^TVD"),
-        ("data_tc", "U_TC"), ("data_repair_ci", "U_R ci"), ("dp_forest_dp_gap", "DP forest gap"),
-        ("dp_forest_accuracy", "DP forest acc."), ("dp_sgd_dp_gap", "DP-SGD gap"), ("dp_sgd_accuracy", "DP-SGD acc."),
-        ("forest_dp_gap", "forest gap (non-DP)"), ("forest_accuracy", "forest acc."), ("test_dp_gap", "data gap (hold-out)"),
-        ("majority_share", "majority")]),
-    "chunked": ("7. Exact U_R vs the 100-row chunked sum", [
-        ("dataset", "dataset"), ("criterion", "criterion"), ("semantics", "semantics"), ("exact", "exact"),
-        ("exact_seconds", "s"), ("chunked", "chunked sum"), ("chunked_seconds", "s"), ("relative_error", "rel. error"),
-        ("exact_proven", "exact proven"), ("chunked_proven", "chunks proven")]),
-}
+def _verdict_cell(v: str) -> str:
+    return f"**{v}**" if v in ("reproduced", "differs") else v
 
 
-def render(results: dict[str, Any], figures_rel: str) -> str:
+def render(results: dict[str, Any], figures_rel: str, order: list[str] | None = None) -> str:
+    order = list(results) if order is None else order
     lines = ["# Reproducing *Measuring Database Unfairness via Dependency Quantification Under DP*", "",
              "<!-- Generated by experiments/unfairness/run.py from the JSON files beside the figures. "
              "Do not edit by hand. -->", ""]
@@ -203,19 +84,40 @@ def render(results: dict[str, Any], figures_rel: str) -> str:
     total = sum(r.get("seconds", 0.0) for r in results.values())
     lines += [f"Mode: **{mode}**; experiments run: {', '.join(results) or 'none'}; total "
               f"{_f(total / 60, 1)} min on this machine (2 cores). Command: "
-              "`python experiments/unfairness/run.py all` (see `experiments/README.md`).", "",
+              "`python experiments/unfairness/run.py all` (see `experiments/README.md`). Experiment ids (plot_0 … "
+              "exp10) are those of the authors' `main.py`; the paper's numbers come from their repository "
+              "(`experiments/unfairness/paper.py`).", "",
+              "## Datasets", "",
+              "Claims are judged on the paper's five datasets (two of them stand-ins, labelled so everywhere); the "
+              "extras are shown and never pooled into a verdict.", "",
+              "| dataset | what it is |", "|---|---|", *[f"| {name} | {role} |" for name, role in ROLE.items()], "",
               "## The paper's claims beside what dpaudit measured", "",
-              "| claim | verdict | evidence |", "|---|---|---|"]
-    lines += [f"| {_cell(c)} | {v} | {_cell(e)} |" for c, v, e in claims(results)]
-    for name, (title, columns) in SECTIONS.items():
+              "A claim is **reproduced** only when the data pass its rule and its control — the same statistic on "
+              "data where the claim is false by construction — fails it; when the control passes too the rule "
+              "says nothing about the data (*not distinguished from its control*).", "",
+              "| exp. | claim (rule) | paper | dpaudit | control | verdict |", "|---|---|---|---|---|---|"]
+    rows = claims(results, order)
+    for c in rows:
+        text = c["claim"] + (f" (rule: {c['rule']})" if c.get("rule") not in (None, "—", "") else "")
+        if c.get("note"):
+            text += f". {c['note']}"
+        lines.append(f"| {_cell(c['experiment'])} | {_cell(text)} | {_cell(c['paper'])} | {_cell(c['dpaudit'])} | "
+                     f"{_cell(c['control'])} | {_verdict_cell(c['verdict'])} |")
+    counts = Counter(c["verdict"] for c in rows)
+    lines += ["", "Verdicts: " + ", ".join(f"{v} {counts[v]}" for v in VERDICTS if counts[v]) + "."]
+    for name in order:
         if name not in results:
             continue
-        res = results[name]
+        res, mod = results[name], module(name)
         doc = (res.get("doc") or "").replace("``", "`").replace(":func:", "").replace(":mod:", "")
-        lines += ["", f"## {title}", "", doc.strip(), ""]
+        lines += ["", f"## {getattr(mod, 'TITLE', name)}", "", doc.strip(), ""]
         for fig in res.get("figures", []):
             lines += [f"![{name}]({figures_rel}/{fig})", ""]
-        lines += [_table(res["rows"], columns), ""]
+        parts = mod.tables(res) if hasattr(mod, "tables") else [(None, res["rows"], mod.COLUMNS)]
+        for heading, part_rows, columns in parts:
+            if heading:
+                lines += [f"**{heading}**", ""]
+            lines += [table(part_rows, columns), ""]
         lines += ["Summary: `" + name + ".json` → " + ", ".join(f"{k} = {_summary_text(v)}"
                                                               for k, v in res["summary"].items()), ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -229,7 +131,7 @@ def _summary_text(value: Any) -> str:
     return _f(value)
 
 
-def write(results: dict[str, Any], page: Path, out: Path) -> None:
+def write(results: dict[str, Any], page: Path, out: Path, order: list[str] | None = None) -> None:
     rel = Path(os.path.relpath(out, page.parent)).as_posix()
     page.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(page, render(results, rel))
+    atomic_write_text(page, render(results, rel, order))

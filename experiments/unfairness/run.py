@@ -1,4 +1,4 @@
-"""Reproduce the unfairness paper's experiments (spec ``fairness.md`` §5) and write the results page.
+"""Reproduce the unfairness paper's experiments (the authors' ``main.py`` catalogue) and write the results page.
 
 Run from the repository root::
 
@@ -39,9 +39,9 @@ import page  # noqa: E402
 import runtime  # noqa: E402
 import topk  # noqa: E402
 
-#: In the paper's order (spec §5.1–5.6, then the chunked baseline of §2.3).
-EXPERIMENTS = {"fidelity": fidelity, "runtime": runtime, "epsilon": epsilon, "topk": topk, "flip": flip,
-               "models": models, "chunked": chunked}
+#: In the order of the authors' catalogue: plot_0 (models), plot_1/2, plot_3/4, exp1/2, exp3, exp5/6, exp7, exp9.
+EXPERIMENTS = {"models": models, "fidelity": fidelity, "chunked": chunked, "runtime": runtime, "epsilon": epsilon,
+               "topk": topk, "flip": flip}
 
 
 #: Packages an experiment needs beyond dpaudit (``pip install -e ".[experiments]"``).
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         path = args.out / f"{name}.json"
         if path.is_file():
             results[name] = json.loads(path.read_text(encoding="utf-8"))
-    page.write(results, args.page, args.out)
+    page.write(results, args.page, args.out, list(EXPERIMENTS))
     print(f"page: {args.page}")
     return 0
 
