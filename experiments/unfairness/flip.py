@@ -172,8 +172,8 @@ def claims(result: dict[str, Any]) -> list[dict[str, Any]]:
               passes=shp["chunked_bag"] == "near-linear", control_passes=shp["tvd"] == "near-linear",
               note=(f"at t = 0 the chunked value is chunking noise alone (the table is fair): {s['chunked_bag_ends'][0]:.0f} "
                     f"over {s['chunk_seeds']} random row orders against the paper's ≈ {paper.FLIP_CHUNKED[0]:g} (its row "
-                    "order and MaxSAT heuristic are not known); from t = 0.5 on every 100-row chunk is one-sided and "
-                    "the sum stops growing")),
+                    "order and MaxSAT heuristic are not known); from t ≈ 0.5 on, deleting one sex's rows is each chunk's "
+                    "cheapest bag repair (the exact N·min(2t, 1) saturates there too), so the sum stops growing")),
         measurement(experiment="exp10", claim="MI against U_MI^TVD on synthetic data without noise (the flip table)",
                     paper="a plot",
                     dpaudit=(f"both increase with t (Spearman ρ = {s['spearman_tvd_mi']:.2f}); U_MI^TVD / MI in nats "
