@@ -190,3 +190,18 @@ def test_epsilon_errors_follow_the_laplace_scale(mods, eps_result):
     tc = {r["measure"]: r for r in eps_result["rows"] if r["dataset"] == "healthcare" and r["epsilon"] == 1.0}
     assert tc["tc_paper"]["sensitivity"] == pytest.approx(4 * (7 * 500 / 887 + 0.5))
     assert tc["repair_chunked"]["sensitivity"] == 8.0
+
+
+def test_code_tc_sensitivity_is_the_reference_codes(mods):
+    """tuple_contribution.py: |F|·(4k/(m − 1) + 2) with m the smallest observed block of the conditional
+    criteria, |F|·(3k/n + 2) when there is none (or m = 1)."""
+    from types import SimpleNamespace
+
+    from dpaudit.criteria import Criterion
+
+    cond = SimpleNamespace(criterion=Criterion(("p",), ("o",), ("a",)), n=30,
+                           counts=np.array([[[5, 5], [5, 5]], [[0, 0], [0, 0]], [[3, 2], [4, 1]]]))
+    plain = SimpleNamespace(criterion=Criterion(("p",), ("o",)), n=30, counts=np.array([[10, 5], [5, 10]]))
+    code = mods["topk"].code_tc_sensitivity
+    assert code([cond, plain], 7) == pytest.approx(2 * (4 * 7 / (10 - 1) + 2))  # the empty block is not observed
+    assert code([plain], 7) == pytest.approx(3 * 7 / 30 + 2)

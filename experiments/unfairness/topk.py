@@ -5,7 +5,10 @@ Two methods side by side (spec §2.2):
 - **the paper's**: observed cells only (the reference code's ranking) and the sensitivity the paper
   states, Σ_F (3k [7k with A])/n + 0.5 per criterion (:func:`paper_tc_sensitivity`);
 - **dpaudit's**: every declared cell, sensitivity Σ_F min(3k, 6 [8 with A])/n
-  (:func:`dpaudit.measures.contribution.tc_sensitivity`).
+  (:func:`dpaudit.measures.contribution.tc_sensitivity`);
+- a third line, the sensitivity of the paper's *reference code* (``tuple_contribution.py``,
+  :func:`code_tc_sensitivity`), as an expected error only: it is not the one the paper states, but the
+  repository's exp6 plot appears to have been drawn with it.
 
 k grid per dataset: dpaudit's earlier grid 1 … 1,000 joined with the paper's (``main.py``'s exp5 and
 exp6 grids plus k = 10, up to Adult 30K, IPUMS-CPS 1M, Stack Overflow 60K, COMPAS 10K, Healthcare
@@ -47,6 +50,7 @@ from common import (
 )
 
 from dpaudit.measures import TopContribution
+from dpaudit.measures._tables import as_blocks
 
 NAME = "topk"
 TITLE = "exp5 / exp6 — U_TC value and relative error vs k"
@@ -76,6 +80,17 @@ def paper_tc_sensitivity(criteria: Sequence[Any], n: int, k: int) -> float:
     """The paper's stated sensitivity of U_TC summed over ``criteria`` in observed-cell mode (spec §2.2):
     Σ_F (3k/n without A, 7k/n with A) + 0.5 per criterion."""
     return math.fsum((7.0 if c.admissible else 3.0) * k / n + 0.5 for c in criteria)
+
+
+def code_tc_sensitivity(tables: Sequence[Any], k: int) -> float:
+    """The sensitivity the paper's reference code uses (``tuple_contribution.py``), a third variant:
+    |F|·(4k/(m − 1) + 2) with m the smallest observed block (A = a) of the conditional criteria when m > 1,
+    else |F|·(3k/n + 2)."""
+    blocks = [int(b) for t in tables if t.criterion.admissible
+              for b in as_blocks(t.counts).sum(axis=(1, 2)) if b > 0]
+    m = min(blocks, default=None)
+    per = 4.0 * k / (m - 1) if m is not None and m > 1 else 3.0 * k / tables[0].n
+    return len(tables) * (per + 2.0)
 
 
 def grid(name: str) -> tuple[int, ...]:
@@ -114,6 +129,8 @@ def run(config: Config) -> dict[str, Any]:
                          "paper_value": pvalue, "paper_sensitivity": psens,
                          "paper_expected_relative_error": p["expected"], "paper_mean_relative_error": p["mean"],
                          "paper_error_interval": p["interval"], "control_mean_relative_error": frozen["mean"],
+                         "code_expected_relative_error": code_tc_sensitivity(tables, k) / EPSILON / pvalue
+                         if pvalue > 0 else math.nan,
                          "epsilon": EPSILON, "reps": reps})
     return {"experiment": NAME, "rows": rows, "summary": summarise(rows, saturation),
             "figures": [draw(config, rows, saturation)]}
@@ -129,7 +146,8 @@ def summarise(rows: list[dict[str, Any]], saturation: dict[str, int | None]) -> 
         ks = [r["k"] for r in part]
         entry = {"k_range": [ks[0], ks[-1]], "points": len(ks)}
         for key, col in (("paper", "paper_mean_relative_error"), ("dpaudit", "mean_relative_error"),
-                         ("control", "control_mean_relative_error"), ("paper_expected", "paper_expected_relative_error")):
+                         ("control", "control_mean_relative_error"), ("paper_expected", "paper_expected_relative_error"),
+                         ("code_expected", "code_expected_relative_error")):
             ys = [r[col] for r in part]
             entry[key] = {"rho": spearman(ks, ys), "rho_interval": list(spearman_interval(ks, ys)),
                           "error_range": [min(ys), max(ys)]}
@@ -221,6 +239,13 @@ def claims(result: dict[str, Any]) -> list[dict[str, Any]]:
             dpaudit="; ".join(f"{label(n)} ρ = {g[n]['dpaudit']['rho']:.2f}, error {_range(g[n]['dpaudit']['error_range'])}"
                               for n in judged),
             note="dpaudit's sensitivity stops growing at k = 3, so the error falls with k until saturation, then is flat"))
+        out.append(measurement(
+            experiment="exp6", claim="U_TC's expected relative error vs k with the sensitivity of the paper's reference "
+                                     "code (|F|·(4k/(m − 1) + 2), m the smallest block)",
+            paper="; ".join(f"{n} ≈ {_range(paper.EXP6_TC_ERROR[n])}" for n in judged if n in paper.EXP6_TC_ERROR),
+            dpaudit="; ".join(f"{label(n)} {_range(g[n]['code_expected']['error_range'])}" for n in judged),
+            note="expected error b/M (ε = 1), no draws; it lies much nearer the repository's exp6 plot than the stated "
+                 "3k/7k sensitivity, so that plot was most likely drawn with the code's"))
     shown = [n for n in s["saturated_value"] if n in paper.EXP5_TC]
     if shown:
         out.append(measurement(
@@ -253,9 +278,11 @@ def tables(result: dict[str, Any]) -> list[tuple[str | None, list[dict[str, Any]
                        "difference": s["saturated_value"][name] - flat_v,
                        "saturation_k": s["paper_value_saturates_at_k"][name],
                        "paper_error": _range(err) if err else "—", "error": _range(ours),
+                       "code_error": _range(s["error_vs_k"][name]["code_expected"]["error_range"]),
                        "k_range": _range(s["error_vs_k"][name]["k_range"])})
     columns = [("dataset", "dataset"), ("paper_value", "exp5 U_TC flat (paper ≈)"), ("value", "dpaudit (observed cells)"),
                ("difference", "difference"), ("saturation_k", "saturates at k"),
-               ("paper_error", "exp6 error (paper ≈)"), ("error", "dpaudit, paper's sensitivity"), ("k_range", "k")]
+               ("paper_error", "exp6 error (paper ≈)"), ("error", "dpaudit, paper's sensitivity"),
+               ("code_error", "expected, paper's code's sensitivity"), ("k_range", "k")]
     return [("Beside the paper's values (exp5 flat value; exp6 error range over k, ε = 1)", beside, columns),
             ("Every k", result["rows"], COLUMNS)]
