@@ -299,23 +299,35 @@ def _draw(axes: Any, rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]
     ax = axes[2]
     names = list(dict.fromkeys(r["dataset"] for r in paper_rows))
     for k, name in enumerate(names):
-        sel = [r for r in paper_rows if r["dataset"] == name]
-        x = [r["unchunked"] for r in sel]
-        y = [r["chunked"] for r in sel]
+        sel = [r for r in paper_rows if r["dataset"] == name and r["unchunked"] > 0 and r["chunked"] > 0]
+        if not sel:
+            continue
+        x, y = [r["unchunked"] for r in sel], [r["chunked"] for r in sel]
         yerr = [[r["chunked"] - r["chunked_range"][0] for r in sel], [r["chunked_range"][1] - r["chunked"] for r in sel]]
         xerr = [[r["unchunked"] - r["unchunked_range"][0] for r in sel],
                 [r["unchunked_range"][1] - r["unchunked"] for r in sel]]
         ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o", color=f"C{k}", ms=4, capsize=2, label=label(name))
-        if all(r["paper_unchunked"] is not None and r["paper_unchunked"] > 0 for r in sel):
-            ax.scatter([r["paper_unchunked"] for r in sel], [r["paper_chunked"] for r in sel], marker="+", s=60,
+        bad = [r for r in sel if not (all(r["unchunked_proven"]) and all(r["chunked_proven"]))]
+        if bad:
+            ax.scatter([r["unchunked"] for r in bad], [r["chunked"] for r in bad], s=80, facecolors="none",
+                       edgecolors="k", label="a seed unproven (mean of the proven ones)")
+        ref = [r for r in sel if r["paper_unchunked"] is not None and r["paper_unchunked"] > 0]
+        if ref:
+            ax.scatter([r["paper_unchunked"] for r in ref], [r["paper_chunked"] for r in ref], marker="+", s=70,
                        color=f"C{k}")
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_yscale("symlog", linthresh=1)
-    lims = [0, max([r["unchunked_range"][1] for r in paper_rows] + [r["chunked_range"][1] for r in paper_rows]) * 2]
-    ax.plot(lims, lims, color="grey", lw=0.8)
-    ax.set_xlabel("unchunked U_R, bag (tuples)")
-    ax.set_ylabel("chunked U_R, bag (tuples)")
-    ax.set_title(f"paper's configuration: {SAMPLE_ROWS:,} rows, mean of seeds (+: paper)", fontsize=9)
+    ax.scatter([], [], marker="+", s=70, color="k", label="paper (same colour; ≤ 0 values not drawn)")
+    values = [v for r in paper_rows for v in (*r["unchunked_range"], *r["chunked_range"], r["paper_unchunked"],
+                                              r["paper_chunked"]) if v is not None and v > 0]
+    if values:
+        lo, hi = min(values) / 1.5, max(values) * 1.5
+        ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("unchunked U_R, bag (tuples, log)")
+    ax.set_ylabel("chunked U_R, bag (tuples, log)")
+    ax.set_title(f"paper's configuration: {SAMPLE_ROWS:,} rows, mean and 95 % range of seeds", fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
 
 
