@@ -31,6 +31,7 @@ if (ROOT / "src" / "dpaudit").is_dir():  # the working tree this script lives in
 
 import chunked  # noqa: E402
 import common  # noqa: E402
+import complexity  # noqa: E402
 import epsilon  # noqa: E402
 import fidelity  # noqa: E402
 import flip  # noqa: E402
@@ -38,14 +39,16 @@ import models  # noqa: E402
 import page  # noqa: E402
 import runtime  # noqa: E402
 import topk  # noqa: E402
+import usecase  # noqa: E402
 
-#: In the order of the authors' catalogue: plot_0 (models), plot_1/2, plot_3/4, exp1/2, exp3, exp5/6, exp7, exp9.
+#: In the order of the authors' catalogue: plot_0 (models), plot_1/2 (fidelity), plot_3/4 (chunked), exp1/2
+#: (runtime), exp3 (epsilon), exp5/6 (topk), exp7/exp10 (flip), exp8 (complexity), exp9 (usecase).
 EXPERIMENTS = {"models": models, "fidelity": fidelity, "chunked": chunked, "runtime": runtime, "epsilon": epsilon,
-               "topk": topk, "flip": flip}
+               "topk": topk, "flip": flip, "complexity": complexity, "usecase": usecase}
 
 
 #: Packages an experiment needs beyond dpaudit (``pip install -e ".[experiments]"``).
-NEEDS = {"models": ("diffprivlib", "opacus", "torch")}
+NEEDS = {"models": ("diffprivlib", "opacus", "torch"), "complexity": ("diffprivlib", "opacus", "torch")}
 
 
 def _missing(names: list[str]) -> list[str]:
