@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 import paper
-from common import Config, claim, criteria_of, figure, interval, label, load, measurement, paper_only, timed
+from common import Config, at_least, claim, criteria_of, figure, interval, label, load, measurement, paper_only, timed
 
 from dpaudit.counting import count_tables
 from dpaudit.criteria import Criterion, parse_criteria
@@ -327,8 +327,8 @@ def _draw(axes: Any, rows: list[dict[str, Any]], paper_rows: list[dict[str, Any]
     ax.set_yscale("log")
     ax.set_xlabel("unchunked U_R, bag (tuples, log)")
     ax.set_ylabel("chunked U_R, bag (tuples, log)")
-    ax.set_title(f"paper's configuration: {SAMPLE_ROWS:,} rows, mean and 95 % range of seeds", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(f"paper's configuration ({SAMPLE_ROWS:,} rows; seeds' mean, 95 % range)", fontsize=8)
+    ax.legend(fontsize=7, loc="lower right")
 
 
 def tables(result: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]], list[tuple[str, str]]]]:
@@ -355,9 +355,11 @@ def claims(result: dict[str, Any]) -> list[dict[str, Any]]:
               dpaudit=f"{listed(tau['tau'])}; mean {tau['mean_tau']:+.2f} (1,000-row samples, bag, mean of seeds)",
               control=("unchunked values of one dataset against the chunked values of another (unrelated criteria): "
                        f"{listed(tau['control_tau'])}; mean {tau['control_mean_tau']:+.2f}"),
-              passes=bool(tau["mean_tau"] >= tau["rule"]) if math.isfinite(tau["mean_tau"]) else None,
-              control_passes=bool(tau["control_mean_tau"] >= tau["rule"])
-              if math.isfinite(tau["control_mean_tau"]) else False),
+              # no control without a second dataset to pair with: the claim is not run then
+              passes=at_least(tau["mean_tau"], tau["rule"]) if math.isfinite(tau["mean_tau"])
+              and math.isfinite(tau["control_mean_tau"]) else None,
+              control_passes=at_least(tau["control_mean_tau"], tau["rule"]),
+              note="" if math.isfinite(tau["control_mean_tau"]) else "not run: the control needs a second dataset"),
         measurement(experiment="plot_3", claim="unchunked U_R at 1,000 rows against the paper's file values",
                     paper="Adult 230.05/4.93/3.64/81.54, …  (paper.CHUNKED_1K_UNCHUNKED)",
                     dpaudit=(f"median |dpaudit − paper| {np.median(diffs):.1f} tuples over {len(diffs)} criteria"

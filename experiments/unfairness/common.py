@@ -214,6 +214,43 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 VERDICTS = ("reproduced", "not distinguished from its control", "differs", "measured", "not run")
 
 
+#: Rules compare statistics over a handful of points (Spearman's ρ on 4 criteria takes multiples of 0.2,
+#: Kendall's τ multiples of 1/3), which floating point returns a hair off (ρ = 0.8 as 0.7999999999999999):
+#: a threshold is met within this tolerance, on the data and on the control alike.
+RULE_TOLERANCE = 1e-9
+
+
+def at_least(value: float | None, threshold: float) -> bool:
+    """``value ≥ threshold`` within :data:`RULE_TOLERANCE`; an undefined statistic (None, NaN) fails.
+
+    >>> at_least(0.7999999999999999, 0.8), at_least(0.6, 0.8), at_least(float("nan"), 0.8)
+    (True, False, False)
+    """
+    return value is not None and math.isfinite(value) and value >= threshold - RULE_TOLERANCE
+
+
+#: A control of several draws (shuffles, seeds) passes when at least this share of them reach the bar.
+CONTROL_SHARE = 0.05
+
+
+def control_meets(draws: Sequence[float | None], rule: float, data: float | None = None) -> bool | None:
+    """Whether a control of several draws passes "statistic ≥ ``rule``": at least ``CONTROL_SHARE`` of the
+    draws reach the rule *and* the data's own statistic (:func:`at_least`; an undefined draw fails). With
+    the data's value given this is a permutation test: the claim is reproduced only when the data beat
+    95 % of the draws of data on which it is false, so a lenient rule that noise often meets (ρ ≥ 0.5 over
+    8 criteria) cannot make noise look reproduced. None without draws (no control).
+
+    >>> control_meets([0.2, 0.4, 0.7999999999999999], 0.8), control_meets([0.2] * 20, 0.8), control_meets([], 0.8)
+    (True, False, None)
+    >>> control_meets([0.6] * 5 + [0.2] * 15, 0.5), control_meets([0.6] * 5 + [0.2] * 15, 0.5, data=0.9)
+    (True, False)
+    """
+    if not len(draws):
+        return None
+    bar = max(rule, data) if data is not None and math.isfinite(data) else rule
+    return sum(at_least(d, bar) for d in draws) >= CONTROL_SHARE * len(draws)
+
+
 def verdict(passes: bool | None, control_passes: bool | None) -> str:
     """The verdict of a claim from whether its rule holds on the data and on the control.
 
@@ -248,6 +285,19 @@ def measurement(*, experiment: str, claim: str, paper: str, dpaudit: str, note: 
     """A row of the claims table that reports numbers without a verdict (the paper makes no claim)."""
     return {"experiment": experiment, "claim": claim, "rule": "—", "paper": paper, "dpaudit": dpaudit,
             "control": "—", "passes": None, "control_passes": None, "verdict": "measured", "note": note}
+
+
+def mechanism_property(*, experiment: str, claim: str, rule: str, paper: str, dpaudit: str, control: str,
+                       passes: bool, control_passes: bool, why: str) -> dict[str, Any]:
+    """A claim that follows from the noise mechanism and the sensitivity alone (the relative error of a
+    Laplace release is b/(ε·|M|) whatever the data), so that no data can make it false and no data control
+    can fail it: reported as a measurement — whether the rule holds on the data and on a *mechanism*
+    control (noise changed so that the claim is false) — never as "reproduced". ``why``: the property."""
+    return measurement(
+        experiment=experiment, claim=f"{claim} (rule: {rule})", paper=paper,
+        dpaudit=f"{'holds' if passes else 'does not hold'}: {dpaudit}",
+        note=f"a property of the mechanism, not of the data — {why}; no data control can fail it. Mechanism "
+             f"control: {control} — the rule {'holds' if control_passes else 'fails'} there")
 
 
 def spearman_interval(x: Sequence[float], y: Sequence[float], *, boots: int = 2000, seed: int = 0,

@@ -27,9 +27,11 @@ Claim (the paper: "the measures rank the criteria as the query disparity does", 
 on Adult and COMPAS (the datasets the paper gives τ for), τ(released mean, QD) ≥ ``TAU_RULE`` for U_MI^TVD
 and the paper's U_TC. With four criteria τ takes only the values 0, ±1/3, ±2/3, ±1, and one swapped
 pair already gives 2/3: the exact permutation p-value (share of the 24 orderings with τ at least the
-observed) is saved beside each τ (τ = 1: 1/24 = 0.042; τ = 2/3: 4/24 = 0.167). Control: the same τ with
-every criterion's protected column shuffled (``SHUFFLES`` seeds; QD stays the data's), so the measures
-carry no dependence; its rule is judged on the median τ over the shuffles and must fail.
+observed) is saved beside each τ (τ = 1: 1/24 = 0.042; τ = 2/3: 4/24 = 0.167). One claim per measure.
+Control: the same τ with every criterion's protected column shuffled (``SHUFFLES`` seeds; QD stays the
+data's), so the measures carry no dependence; it passes on a dataset when at least 5 % of the shuffles
+reach the rule and the data's τ (``common.control_meets``), and the claim is reproduced only when the
+data pass and the control fails on every judged dataset.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from typing import Any
 import numpy as np
 import paper
 from chunked import CHUNK_WORK_LIMIT, chunked_tables, kendall
-from common import Config, claim, figure, interval, label, load, measurement
+from common import Config, at_least, claim, control_meets, figure, interval, label, load, measurement
 from topk import paper_tc_sensitivity
 
 from dpaudit.counting import count_tables
@@ -51,7 +53,7 @@ from dpaudit.measures.contribution import DEFAULT_K
 
 NAME = "usecase"
 TITLE = "exp9 — the use case: group-by query disparity beside the measures"
-EPSILON, REPS, SHUFFLES, QUICK_SHUFFLES = 10.0, 10, 10, 3
+EPSILON, REPS, SHUFFLES, QUICK_SHUFFLES = 10.0, 10, 20, 3
 TAU_RULE = 0.6
 #: The paper's exp9 criteria (``main.py``; the reference file's table order) and its tables.
 CRITERIA = {
@@ -281,11 +283,12 @@ def draw(config: Config, rows: list[dict[str, Any]]) -> str:
                 err = ([[(r[col] - r[f"{key}_interval"][0]) / top for r in sel],
                         [(r[f"{key}_interval"][1] - r[col]) / top for r in sel]] if f"{key}_interval" in sel[0] else None)
                 ax.errorbar(x, y, yerr=err, marker="os^D"[k], ms=4, capsize=2, lw=1, color=f"C{k}", label=MEASURES[key])
-            ax.set_ylim(-0.1, 1.3)  # one scale: every measure divided by its largest value on the dataset
-            ax.set_xlabel("query disparity Σ n_as/n·|ȳ_as − ȳ_a| (outcome units)")
+            # one scale: every measure divided by its largest mean on the dataset; the axis takes every interval
+            ax.axhline(0.0, color="grey", lw=0.6)
+            ax.set_xlabel("query disparity (outcome units)", fontsize=8)
             ax.set_title(f"{label(name)}: 4 criteria", fontsize=9)
             ax.grid(True, ls="--", alpha=0.3)
-        axes[0].set_ylabel(f"measure / its largest value (ε = {EPSILON:g}, mean of {REPS})")
+        axes[0].set_ylabel(f"measure / its largest mean (ε = {EPSILON:g}, {REPS} releases)", fontsize=8)
         handles, labels = axes[0].get_legend_handles_labels()
         axes[-1].axis("off")
         axes[-1].legend(handles, labels, loc="center left", fontsize=8, title="measure (95 % range of releases)")
@@ -350,22 +353,25 @@ def claims(result: dict[str, Any]) -> list[dict[str, Any]]:
     judged = s["judged"]
     out = []
     if judged:
-        real = {(n, k): s["datasets"][n]["tau"][k] for n in judged for k in RULED}
         rule = s["tau_rule"]
-        out.append(claim(
-            experiment="exp9", claim="the measures rank the criteria as the query disparity does",
-            rule=f"Kendall τ(ε = {s['epsilon']:g} mean of {s['reps']}, query disparity) ≥ {rule:g} over the 4 criteria "
-                 f"for U_MI^TVD and the paper's U_TC on {', '.join(judged)}",
-            paper="; ".join(f"{n}: U_MI^TVD {paper.USECASE_KENDALL[n]['tvd']:+.3g}, U_TC {paper.USECASE_KENDALL[n]['tc']:+.3g}"
-                            for n in judged),
-            dpaudit="; ".join(f"{n} {k}: τ {t['tau']:+.2f} (releases {t['tau_release_interval'][0]:+.2f}…"
-                              f"{t['tau_release_interval'][1]:+.2f}, p = {t['p_value']:.3f})" for (n, k), t in real.items()),
-            control="protected column shuffled (QD kept), median τ over shuffles: " + "; ".join(
-                f"{n} {k} {t['control_median_tau']:+.2f}" for (n, k), t in real.items()),
-            passes=all(t["tau"] >= rule for t in real.values()),
-            control_passes=all(t["control_median_tau"] >= rule for t in real.values()),
-            note="4 criteria: τ ∈ {0, ±1/3, ±2/3, ±1}; one swapped pair gives 2/3 (p = 4/24), so the rule cannot "
-                 "tell a real ordering from a lucky one better than p ≈ 0.04–0.17"))
+        for k, (title, paper_key) in {"tvd": ("U_MI^TVD", "tvd"), "tc_paper": ("the paper's U_TC", "tc")}.items():
+            real = {n: s["datasets"][n]["tau"][k] for n in judged}
+            reach = {n: sum(at_least(v, max(rule, t["tau"])) for v in t["control_taus"]) for n, t in real.items()}
+            out.append(claim(
+                experiment="exp9", claim=f"{title} ranks the criteria as the query disparity does",
+                rule=f"Kendall τ(ε = {s['epsilon']:g} mean of {s['reps']}, query disparity) ≥ {rule:g} over the 4 "
+                     f"criteria on each of {', '.join(judged)}",
+                paper="; ".join(f"{n}: {paper.USECASE_KENDALL[n][paper_key]:+.3g}" for n in judged),
+                dpaudit="; ".join(f"{n}: τ {t['tau']:+.2f} (releases {t['tau_release_interval'][0]:+.2f}…"
+                                  f"{t['tau_release_interval'][1]:+.2f}, p = {t['p_value']:.3f})" for n, t in real.items()),
+                control="protected column shuffled (QD kept): " + "; ".join(
+                    f"{n} median τ {t['control_median_tau']:+.2f}, {reach[n]} of {len(t['control_taus'])} shuffles "
+                    "reach the rule and the data's τ" for n, t in real.items()),
+                passes=all(at_least(t["tau"], rule) for t in real.values()),
+                control_passes=any(control_meets(t["control_taus"], rule, t["tau"]) for t in real.values()),
+                note="4 criteria: τ ∈ {0, ±1/3, ±2/3, ±1}; one swapped pair gives 2/3 (p = 4/24), so the rule cannot "
+                     "tell a real ordering from a lucky one better than p ≈ 0.04–0.17; the control passes from 5 % "
+                     "of the shuffles"))
         out.append(measurement(
             experiment="exp9", claim="Kendall τ of MI, U_R (paper's chunked, dpaudit's exact) and dpaudit's U_TC "
                                      "against the query disparity",
