@@ -169,6 +169,23 @@ def test_fidelity_null_keeps_the_marginals(study, data_root):
         assert s.counts.sum(axis=1).tolist() == t.counts.sum(axis=1).tolist()  # (A, O) marginal
 
 
+def test_null_shares_one_shuffle_between_criteria_that_protect_the_same_columns(study, data_root):
+    """Two copies of a criterion tie on the data and must tie on the null (one shuffle per protected set);
+    a criterion protecting other columns gets its own permutation."""
+    common = study["common"]
+    from dpaudit.criteria import parse_criteria
+
+    frame, schema = common.load("healthcare", True)
+    texts = list(common.criteria_of("healthcare"))
+    parsed = list(parse_criteria(texts))
+    crits = [parsed[0], parsed[0], *parsed[1:]]  # a criterion twice (an experiment's copies)
+    null = common.shuffle_protected(frame, schema, crits, seed=5)
+    assert np.array_equal(null[0].counts, null[1].counts)
+    again = common.shuffle_protected(frame, schema, crits, seed=5)  # seeded
+    assert all(np.array_equal(a.counts, b.counts) for a, b in zip(null, again))
+    assert not np.array_equal(null[0].counts, common.shuffle_protected(frame, schema, crits, seed=6)[0].counts)
+
+
 def test_chunked_sum_equals_chunks_solved_one_by_one(study, data_root):
     """The `_chunk` admissible column is exactly the paper's procedure: count each 100-row chunk
     separately, solve it, add up."""

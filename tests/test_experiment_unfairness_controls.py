@@ -58,6 +58,7 @@ def test_at_least_and_control_meets(mods):
     assert common.control_meets([0.9] + [0.0] * 19, 0.5, data=0.9)  # 1 of 20 = 5 %
     assert not common.control_meets([0.0] * 20, 0.5, data=0.9)
     assert common.control_meets([], 0.5) is None
+    assert common.control_meets([0.0] * 5, 0.5, data=0.9)  # 5 draws cannot make a 5 % test: counts as passing
 
 
 def test_fidelity_rank_claim_whose_shuffles_tie_the_threshold_is_not_reproduced(mods):
@@ -118,13 +119,17 @@ def test_chunked_rank_claim_without_a_second_dataset_is_not_run(mods):
     (lambda t: 300.0, False),  # flat
     (lambda t: 100 + 400 * t + (60 if round(10 * t) % 2 else -60), False),  # zigzag beyond the chunking noise
     (lambda t: 100 + 400 * math.sqrt(t), False),  # rises, concave
+    # a second check's: mean lift ≈ 0, yet not a line
+    (lambda t: 100 + 400 * (0.45 + 0.45 * math.tanh(12 * (t - 0.45)) / math.tanh(12 * 0.45)), False),  # an S
+    (lambda t: 100 + (400 if t > 0.45 else 0), False),  # a single step
+    (lambda t: 100 + 400 * ((t - 0.45) ** 3 + 0.45 ** 3) / (2 * 0.45 ** 3), False),  # a cubic
 ])
 def test_flip_near_linear_rule_needs_a_rising_curve(mods, curve, linear):
     flip = mods["flip"]
     ts = [round(0.1 * i, 1) for i in range(11)]
     values = [curve(t) for t in ts]
     noise = 20.0  # the spread of the chunked values at t = 0
-    shape = flip.shape(flip.mean_lift(ts, values), flip.grows(ts, values, noise))
+    shape = flip.shape(flip.mean_lift(ts, values), flip.grows(ts, values, noise), flip.largest_deviation(ts, values))
     assert (shape == "near-linear") is linear, shape
 
 
@@ -139,7 +144,9 @@ def test_flip_claim_on_a_falling_chunked_curve_differs(mods):
     s = result["summary"]
     s["mean_lift"]["chunked_bag"] = flip.mean_lift(ts, values)
     s["grows"]["chunked_bag"] = flip.grows(ts, values, spread)
-    s["shape"]["chunked_bag"] = flip.shape(s["mean_lift"]["chunked_bag"], s["grows"]["chunked_bag"])
+    s["largest_deviation"]["chunked_bag"] = flip.largest_deviation(ts, values)
+    s["shape"]["chunked_bag"] = flip.shape(s["mean_lift"]["chunked_bag"], s["grows"]["chunked_bag"],
+                                           s["largest_deviation"]["chunked_bag"])
     assert s["shape"]["chunked_bag"] == "not increasing"
     assert _verdict(flip.claims(result), "U_R grows near-linearly") == "differs"
 

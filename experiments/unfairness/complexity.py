@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 import numpy as np
-from common import Config, figure, interval, load, measurement, spearman
+from common import Config, figure, interval, load, measurement, spearman, spearman_interval
 
 from dpaudit.criteria import parse_criteria
 
@@ -93,14 +93,12 @@ def run(config: Config) -> dict[str, Any]:
             rows.append(row)
     summary: dict[str, Any] = {"criterion": CRITERION, "train_rows": int(len(train)), "test_rows": int(len(test)),
                                "splits": reps, "epochs": epochs, "paper_splits": 10, "trend": {}}
-    from models import fast_spearman_interval
-
     for family in FAMILIES:
         sel = [q for q in points if q["model"] == family]
         lv = [q["complexity"] for q in sel]
         summary["trend"][family] = {
             k: {"rho": spearman(lv, [q[k] for q in sel]),
-                "interval": list(fast_spearman_interval(lv, [q[k] for q in sel], seed=config.seed))}
+                "interval": list(spearman_interval(lv, [q[k] for q in sel], seed=config.seed))}
             for k in ("accuracy", "seconds", "gap")}
     fig = figure(config.out, "complexity", lambda axes: _draw(axes, rows), ncols=3, size=(4.2, 3.8))
     return {"experiment": NAME, "rows": rows, "points": points, "summary": summary, "figures": [fig]}

@@ -168,8 +168,11 @@ def equal_accuracy(rows: list[dict[str, Any]], name: str) -> dict[str, float]:
     (c = the median of their expected errors), so that all have the same accuracy by construction;
     the mean relative error of ``REPS`` releases of each."""
     sel = {r["measure"]: r for r in rows if r["dataset"] == name and r["epsilon"] == 1.0 and r["measure"] in PAPER_MEASURES}
-    c = float(np.median([r["expected_relative_error"] for r in sel.values()]))
-    return {k: float(np.mean(_releases(r["value"], c * abs(r["value"]), 1.0))) for k, r in sel.items()}
+    finite = [r["expected_relative_error"] for r in sel.values() if math.isfinite(r["expected_relative_error"])]
+    c = float(np.median(finite)) if finite else math.nan
+    # a value of 0 (no dependence at all, e.g. a constant outcome) has no relative error: NaN, not a release
+    return {k: float(np.mean(_releases(r["value"], c * abs(r["value"]), 1.0))) if r["value"] != 0 and math.isfinite(c)
+            else math.nan for k, r in sel.items()}
 
 
 def ranks(errors: dict[str, float], target: str, *, smallest: bool) -> tuple[bool, float]:

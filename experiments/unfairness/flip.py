@@ -8,7 +8,9 @@ measured value is checked against its closed form. The paper's U_R is the 100-ro
 orders (the chunking is the only randomness; mean and 95 % range). Shape statistic: the mean *lift*
 of the curve over its chord, (v(t) − chord(t)) / (v(t_end) − v(0)) over the interior levels up to
 t_end = 0.9 (at t = 1 cells empty and the paper's observed-cell U_TC drops to 0.5): 0 for a straight
-line, > 0 concave (the shape of a logarithm), < 0 convex.
+line, > 0 concave (the shape of a logarithm), < 0 convex. "Near-linear" needs the curve to rise (above
+3× the chunking spread at t = 0, never falling beyond it) and every interior point within
+``LINEAR_LIFT`` of the chord — an S-curve or a step has a mean lift near 0 but not this.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ LEVELS = tuple(round(0.1 * i, 1) for i in range(11))
 N, QUICK_N = 50_000, 1_000
 #: The paper's table: 1,000 rows (500 per sex), and the random row orders its chunked U_R is taken over.
 PAPER_N, SEEDS, QUICK_SEEDS = 500, 10, 3
-#: |mean lift| at most this is "near-linear"; above it concave ("logarithmic"), below minus it convex.
+#: Every point within this share of the rise from the chord is "near-linear"; a mean lift above it is
+#: concave ("logarithmic"), below minus it convex.
 LINEAR_LIFT = 0.05
 #: The last level of the shape statistic (t = 1 empties cells).
 T_END = 0.9
@@ -58,18 +61,35 @@ def measured(counts: np.ndarray, work_limit: float) -> dict[str, float]:
             **{f"repair_{s}": Repair(semantics=s, work_limit=work_limit).value(counts) for s in ("ci", "bag", "set")}}
 
 
+def chord_deviations(ts: list[float], values: list[float], t_end: float = T_END) -> list[float]:
+    """(v(t) − chord(t)) / (v(t_end) − v(0)) at the levels 0 < t < t_end, the chord joining v(0) and
+    v(t_end); empty if v(t_end) = v(0)."""
+    pts = {round(t, 9): v for t, v in zip(ts, values)}
+    v0, v1 = pts[0.0], pts[round(t_end, 9)]
+    if v1 == v0:
+        return []
+    return [(v - (v0 + (v1 - v0) * t / t_end)) / (v1 - v0) for t, v in pts.items() if 0 < t < t_end]
+
+
 def mean_lift(ts: list[float], values: list[float], t_end: float = T_END) -> float:
-    """Mean of (v(t) − chord(t)) / (v(t_end) − v(0)) over the levels 0 < t < t_end (NaN if flat).
+    """Mean of :func:`chord_deviations` (NaN if flat): > 0 concave, < 0 convex.
 
     >>> mean_lift([0, 0.5, 1], [0, 0.5, 1], 1.0), mean_lift([0, 0.5, 1], [0, 0.25, 1], 1.0)
     (0.0, -0.25)
     """
-    pts = {round(t, 9): v for t, v in zip(ts, values)}
-    v0, v1 = pts[0.0], pts[round(t_end, 9)]
-    if v1 == v0:
-        return math.nan
-    inner = [(v - (v0 + (v1 - v0) * t / t_end)) / (v1 - v0) for t, v in pts.items() if 0 < t < t_end]
-    return float(np.mean(inner))
+    dev = chord_deviations(ts, values, t_end)
+    return float(np.mean(dev)) if dev else math.nan
+
+
+def largest_deviation(ts: list[float], values: list[float], t_end: float = T_END) -> float:
+    """Largest |:func:`chord_deviations`| (NaN if flat): a curve bending both ways (an S, a step) has a
+    mean lift near 0 but a large deviation, so "near-linear" is judged on this.
+
+    >>> largest_deviation([0, .25, .5, .75, 1], [0, .1, .5, .9, 1], 1.0)  # an S: mean lift 0
+    0.15
+    """
+    dev = chord_deviations(ts, values, t_end)
+    return round(float(max(abs(d) for d in dev)), 12) if dev else math.nan
 
 
 def grows(ts: list[float], values: list[float], noise: float = 0.0, t_end: float = T_END) -> bool:
@@ -84,14 +104,19 @@ def grows(ts: list[float], values: list[float], noise: float = 0.0, t_end: float
     return v[-1] - v[0] > max(3 * noise, 1e-12) and all(b >= a - tol for a, b in zip(v, v[1:]))
 
 
-def shape(lift: float, growing: bool = True) -> str:
-    """The growth shape from :func:`mean_lift`; "not increasing" when the values do not grow (:func:`grows`)."""
+def shape(lift: float, growing: bool = True, deviation: float | None = None) -> str:
+    """The growth shape: "not increasing" when the values do not grow (:func:`grows`); "near-linear" when
+    every point lies within ``LINEAR_LIFT`` of the chord (:func:`largest_deviation`; the mean lift when no
+    deviation is given); else concave / convex by the sign of the mean lift, "bends both ways" when it
+    is near 0."""
     if not growing:
         return "not increasing"
     if not math.isfinite(lift):
         return "flat"
-    if abs(lift) <= LINEAR_LIFT:
+    if abs(deviation if deviation is not None else lift) <= LINEAR_LIFT:
         return "near-linear"
+    if abs(lift) <= LINEAR_LIFT:
+        return "bends both ways"
     return "concave (log-like)" if lift > 0 else "convex"
 
 
@@ -137,6 +162,8 @@ def run(config: Config) -> dict[str, Any]:
     noise = {"chunked_bag": rows[0]["chunked_bag_range"][1] - rows[0]["chunked_bag_range"][0]}  # chunking, at t = 0
     growing = {k: grows(ts, [r[k] for r in rows], noise.get(k, 0.0)) for k in keys}
     growing["t_itself"] = grows(ts, ts)
+    deviation = {k: largest_deviation(ts, [r[k] for r in rows]) for k in keys}
+    deviation["t_itself"] = largest_deviation(ts, ts)
     summary = {
         "n_per_group": n, "paper_n_per_group": PAPER_N, "chunk_seeds": seeds,
         "max_abs_error_vs_closed_form": {k: max(abs(r[k] - r[f"closed_{k}"]) for r in rows)
@@ -150,7 +177,8 @@ def run(config: Config) -> dict[str, Any]:
         "spearman_tvd_mi": spearman([r["tvd"] for r in rows], [r["mi_bits"] for r in rows]),
         "tvd_over_mi_nats": tvd_over_mi(rows),
         "grows": growing,
-        "shape": {k: shape(v, growing[k]) for k, v in lifts.items()},
+        "largest_deviation": deviation,
+        "shape": {k: shape(v, growing[k], deviation[k]) for k, v in lifts.items()},
         "linear_lift": LINEAR_LIFT,
     }
 
@@ -186,14 +214,15 @@ def claims(result: dict[str, Any]) -> list[dict[str, Any]]:
     lift, shp = s["mean_lift"], s["shape"]
 
     def text(k: str) -> str:
-        return f"{k} lift {lift[k]:+.3f} ({shp[k]})"
+        dev = s.get("largest_deviation", {}).get(k)
+        return f"{k} lift {lift[k]:+.3f}" + (f", largest deviation {dev:.3f}" if dev is not None else "") + f" ({shp[k]})"
 
     near = [k for k in ("chunked_bag", "repair_bag", "repair_ci") if shp[k] == "near-linear"]
     diff = s["max_abs_difference_from_paper"]
     return [
         claim(experiment="exp7", claim="U_R grows near-linearly with injected unfairness (the paper's chunked bag)",
-              rule=f"it increases (rise above 3× the chunking spread at t = 0, no fall beyond it) and |mean lift| ≤ "
-                   f"{s['linear_lift']} over t ∈ [0, {T_END}]",
+              rule=f"it increases (rise above 3× the chunking spread at t = 0, no fall beyond it) and every point lies "
+                   f"within {s['linear_lift']} of the chord over t ∈ [0, {T_END}] (share of the rise)",
               paper=f"chunked U_R ≈ {paper.FLIP_CHUNKED[0]:g} → ≈ {paper.FLIP_CHUNKED[1]:g} (1,000 rows)",
               dpaudit=(f"chunked bag {s['chunked_bag_ends'][0]:.0f} → {s['chunked_bag_ends'][1]:.0f}, "
                        + text("chunked_bag")),

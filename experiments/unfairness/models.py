@@ -63,6 +63,7 @@ from common import (
     paper_only,
     shuffled_tables,
     spearman,
+    spearman_interval,
     tables_of,
 )
 from trainers import DELTA, EPSILON, dp_forest, dp_network, forest
@@ -228,27 +229,6 @@ def null_measures(name: str, config: Config) -> dict[str, list[float]]:
     return {k: [[float(m.value(d[i].counts)) for d in draws] for i in range(len(draws[0]))] for k, m in measures.items()}
 
 
-def fast_spearman_interval(x: Any, y: Any, *, boots: int = 2000, seed: int = 0,
-                           level: float = 0.95) -> tuple[float, float]:
-    """:func:`common.spearman_interval` vectorised (the same resamples from the same seed, ranks of all
-    resamples at once): percentile bootstrap of Spearman's ρ over the (x, y) pairs."""
-    from scipy.stats import rankdata
-
-    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(xs) < 3:
-        return math.nan, math.nan
-    pick = np.random.default_rng(seed).integers(0, len(xs), (boots, len(xs)))
-    rx, ry = rankdata(xs[pick], axis=1), rankdata(ys[pick], axis=1)
-    rx, ry = rx - rx.mean(axis=1, keepdims=True), ry - ry.mean(axis=1, keepdims=True)
-    den = np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
-    keep = (np.ptp(xs[pick], axis=1) > 0) & (np.ptp(ys[pick], axis=1) > 0)
-    if not keep.any():
-        return math.nan, math.nan
-    rho = (rx * ry).sum(axis=1)[keep] / den[keep]
-    tail = 100 * (1 - level) / 2
-    return float(np.percentile(rho, tail)), float(np.percentile(rho, 100 - tail))
-
-
 def correlations(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     """ρ(measure, model gap) with its bootstrap interval, and the control's, per scope × outcome type × model."""
     out: dict[str, Any] = {}
@@ -263,7 +243,7 @@ def correlations(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
                 for m in (*MEASURES, "repair_ci", "test_dp_gap"):
                     xs = [r[f"data_{m}" if m == "repair_ci" else (m if m == "test_dp_gap" else f"data_{m}_value")]
                           for r in sel]
-                    cell[m] = {"rho": spearman(xs, gaps), "interval": list(fast_spearman_interval(xs, gaps, seed=seed))}
+                    cell[m] = {"rho": spearman(xs, gaps), "interval": list(spearman_interval(xs, gaps, seed=seed))}
                     if m in MEASURES:
                         rhos = [spearman([r[f"null_{m}_seeds"][j] for r in sel], gaps) for j in range(NULL_SEEDS)]
                         cell[m]["control_rhos"] = rhos if sel else []

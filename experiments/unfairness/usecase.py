@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import paper
 from chunked import CHUNK_WORK_LIMIT, chunked_tables, kendall
-from common import Config, at_least, claim, control_meets, figure, interval, label, load, measurement
+from common import Config, at_least, claim, control_meets, figure, interval, label, load, measurement, shuffle_protected
 from topk import paper_tc_sensitivity
 
 from dpaudit.counting import count_tables
@@ -141,20 +141,6 @@ def data(name: str, quick: bool) -> tuple[Any, Any]:
     return load(name, quick)
 
 
-def shuffled_tables(frame: Any, schema: Any, crits: list[Criterion], seed: int) -> list[Any]:
-    """Each criterion's table with its protected columns permuted (seeded): ``common.shuffled_tables``
-    for the use case's criteria."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for crit in crits:
-        shuffled = frame.copy()
-        order = rng.permutation(len(frame))
-        for column in crit.protected:
-            shuffled[column] = frame[column].to_numpy()[order]
-        out.append(count_tables(shuffled, [crit], schema)[0])
-    return out
-
-
 def _measure(key: str, config: Config) -> Any:
     if key in ("tvd", "tc", "tc_paper"):
         return {"tvd": TVD(), "tc": TopContribution(), "tc_paper": TopContribution(k=DEFAULT_K, cells="observed")}[key]
@@ -240,7 +226,7 @@ def run(config: Config) -> dict[str, Any]:
                         "paper_tau": paper.USECASE_KENDALL.get(name, {}).get(_paper_key(key))}
         control: dict[str, list[float]] = {k: [] for k in CHEAP}
         for seed in range(shuffles):
-            shuffled = shuffled_tables(frame, schema, crits, config.seed * 1000 + seed)
+            shuffled = shuffle_protected(frame, schema, crits, config.seed * 1000 + seed)
             rel_c = releases(exact(shuffled, CHEAP, config))
             for key in CHEAP:
                 control[key].append(kendall([float(np.mean(rel_c[key][:, i])) for i in range(len(crits))], qd))
