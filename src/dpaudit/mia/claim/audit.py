@@ -41,6 +41,7 @@ Training Run", NeurIPS 2023; multi-run: Jagielski, Ullman & Oprea 2020, Nasr et 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -244,8 +245,7 @@ def _bounds(scores: np.ndarray, masks: np.ndarray, delta: float, per_bound: floa
     if masks.shape[0] == 1:
         return out, None
     b, i = multi_run_split_canaries(centred, masks, delta=delta, confidence=per_bound, seed=design_seed(seed, 4))
-    out["multi-run"] = DPAuditBound(b.epsilon, b.method, per_bound, b.delta, f"split, canary chosen of {masks.shape[1]}",
-                                    b.threshold, b.n_guess, b.n_correct, b.n_canaries)
+    out["multi-run"] = replace(b, strategy=f"split, canary chosen of {masks.shape[1]}")
     return out, i
 
 
