@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.unfairness_study import STUDY, study_modules
+
 pytest.importorskip("matplotlib")
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDY = ROOT / "experiments" / "unfairness"
 EXPERIMENTS = ("models", "fidelity", "chunked", "runtime", "epsilon", "topk", "flip", "complexity", "usecase")
 #: plot_0 and exp8 train DP-SGD networks with Opacus, which pulls torch (with CUDA, several GB, from pip):
 #: it is in the extra ``experiments`` only, not in the test extra, so they run where it is installed.
@@ -33,20 +34,8 @@ needs_dpsgd = pytest.mark.skipif(not DPSGD, reason="plot_0 / exp8 need Opacus: p
 @pytest.fixture(scope="module")
 def study():
     """The study's modules, imported the way run.py imports them (its folder on sys.path)."""
-    sys.path.insert(0, str(STUDY))
-    try:
-        import chunked
-        import common
-        import fidelity
-        import flip
-        import models
-        import page
-        import run
-
-        yield {"chunked": chunked, "common": common, "fidelity": fidelity, "flip": flip, "models": models,
-               "page": page, "run": run}
-    finally:
-        sys.path.remove(str(STUDY))
+    with study_modules("chunked", "common", "fidelity", "flip", "models", "page", "run") as modules:
+        yield modules
 
 
 @pytest.fixture(scope="module")
@@ -73,18 +62,12 @@ def test_quick_run_writes_every_experiment_and_the_page(quick_run):
             assert (quick_run / "results" / fig).stat().st_size > 10_000
     text = (quick_run / "unfairness.md").read_text(encoding="utf-8")
     # every claim has one of the verdicts (without Opacus, plot_0's is "not run")
-    sys.path.insert(0, str(STUDY))
-    try:
-        import common
-        import page
-        import run
-
+    with study_modules("common", "page", "run") as modules:
+        common, page, run = modules["common"], modules["page"], modules["run"]
         results = {name: _json(quick_run, name) for name in RUN}
         rows = page.claims(results, list(run.EXPERIMENTS))
         for name in RUN:
             assert f"## {run.EXPERIMENTS[name].TITLE}" in text
-    finally:
-        sys.path.remove(str(STUDY))
     assert rows and all(r["verdict"] in common.VERDICTS for r in rows)
     not_run = {r["experiment"] for r in rows if r["verdict"] == "not run"}
     # without Opacus plot_0 and exp8 are not run; with it, plot_0's ρ rules only (the quick datasets have

@@ -5,29 +5,20 @@ from __future__ import annotations
 
 import copy
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.unfairness_study import study_modules
+
 pytest.importorskip("matplotlib")
 
-STUDY = Path(__file__).resolve().parents[1] / "experiments" / "unfairness"
 
 
 @pytest.fixture(scope="module")
 def mods():
-    sys.path.insert(0, str(STUDY))
-    try:
-        import common
-        import epsilon
-        import paper
-        import topk
-
-        yield {"common": common, "epsilon": epsilon, "paper": paper, "topk": topk}
-    finally:
-        sys.path.remove(str(STUDY))
+    with study_modules("common", "epsilon", "paper", "topk") as modules:
+        yield modules
 
 
 def _seeded_errors(seed: int = 7):

@@ -12,31 +12,22 @@ from __future__ import annotations
 import copy
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.unfairness_study import study_modules
+
 pytest.importorskip("matplotlib")
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDY = ROOT / "experiments" / "unfairness"
 RESULTS = ROOT / "docs" / "results" / "unfairness"
 
 
 @pytest.fixture(scope="module")
 def mods():
-    sys.path.insert(0, str(STUDY))
-    try:
-        import chunked
-        import common
-        import fidelity
-        import flip
-        import usecase
-
-        yield {"chunked": chunked, "common": common, "fidelity": fidelity, "flip": flip, "usecase": usecase}
-    finally:
-        sys.path.remove(str(STUDY))
+    with study_modules("chunked", "common", "fidelity", "flip", "usecase") as modules:
+        yield modules
 
 
 def _result(name: str) -> dict:

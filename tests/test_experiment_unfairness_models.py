@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.unfairness_study import study_modules
+
 pytest.importorskip("matplotlib")
 pytest.importorskip("scipy")
 
-STUDY = Path(__file__).resolve().parents[1] / "experiments" / "unfairness"
 DPSGD = importlib.util.find_spec("opacus") is not None
 needs_dpsgd = pytest.mark.skipif(not DPSGD, reason="DP-SGD needs Opacus: pip install -e '.[experiments]' "
                                  "(after a CPU torch)")
@@ -22,17 +22,8 @@ needs_dpsgd = pytest.mark.skipif(not DPSGD, reason="DP-SGD needs Opacus: pip ins
 
 @pytest.fixture(scope="module")
 def study():
-    sys.path.insert(0, str(STUDY))
-    try:
-        import common
-        import complexity
-        import models
-        import paper
-        import plot0
-
-        yield {"common": common, "models": models, "plot0": plot0, "complexity": complexity, "paper": paper}
-    finally:
-        sys.path.remove(str(STUDY))
+    with study_modules("common", "complexity", "models", "paper", "plot0") as modules:
+        yield modules
 
 
 def _rows(datasets, tvd, null, gaps, kinds, seeds=20):

@@ -4,10 +4,11 @@ number of the paper beside dpaudit's on the results page is the file's."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.unfairness_study import study_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT.parent / "shared" / "papers" / "unfairness-reference-numbers.md"
@@ -17,13 +18,8 @@ NUMBER = re.compile(r"[−-]?\d[\d,]*\.?\d*(?:e[−-]?\d+)?|[−-]?\.\d+")
 
 @pytest.fixture(scope="module")
 def paper():
-    sys.path.insert(0, str(ROOT / "experiments" / "unfairness"))
-    try:
-        import paper
-
-        yield paper
-    finally:
-        sys.path.remove(str(ROOT / "experiments" / "unfairness"))
+    with study_modules("paper") as modules:
+        yield modules["paper"]
 
 
 @pytest.fixture(scope="module")

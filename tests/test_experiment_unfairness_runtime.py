@@ -4,32 +4,24 @@ chunked MaxSAT against known optima, the claims' rules on their controls, the pa
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.unfairness_study import study_modules
+
 pytest.importorskip("matplotlib")
 pytest.importorskip("pysat")
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDY = ROOT / "experiments" / "unfairness"
 
 
 @pytest.fixture(scope="module")
 def study():
     """The study's modules, imported the way run.py imports them (its folder on sys.path)."""
-    sys.path.insert(0, str(STUDY))
-    try:
-        import chunked
-        import common
-        import paper
-        import runtime
-
-        yield {"chunked": chunked, "common": common, "paper": paper, "runtime": runtime}
-    finally:
-        sys.path.remove(str(STUDY))
+    with study_modules("chunked", "common", "paper", "runtime") as modules:
+        yield modules
 
 
 # -- the paper's method: MaxSAT on 100-row chunks ------------------------------------------------------

@@ -8,32 +8,24 @@ import importlib.util
 import itertools
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from tests.unfairness_study import study_modules
+
 pytest.importorskip("matplotlib")
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDY = ROOT / "experiments" / "unfairness"
 AUTHORS = Path("/work/.mirror/makarenko1+Measures-for-estimating-unfairness-in-data-under-DP/repo")
 
 
 @pytest.fixture(scope="module")
 def mods():
-    sys.path.insert(0, str(STUDY))
-    try:
-        import common
-        import paper
-        import privbayes
-        import usecase
-
-        yield {"common": common, "paper": paper, "privbayes": privbayes, "usecase": usecase}
-    finally:
-        sys.path.remove(str(STUDY))
+    with study_modules("common", "paper", "privbayes", "usecase") as modules:
+        yield modules
 
 
 # -- PrivBayes proxy ------------------------------------------------------------------------------------
